@@ -1,0 +1,164 @@
+//! Receiver side of one subflow: which packet numbers arrived, and when to
+//! acknowledge them.
+//!
+//! Delayed ACKs follow RFC 1122/5681 as Linux applies them: acknowledge every
+//! `ack_every`-th packet, or after `max_ack_delay`, and at once when a packet
+//! arrives out of order, fills a hole, or is a duplicate (so the sender's
+//! loss detection is not slowed down).
+
+use crate::packet::MAX_SACK_BLOCKS;
+use crate::time::{Duration, Instant};
+
+#[derive(Clone, Debug, Default)]
+pub struct AckTracker {
+    /// All packet numbers below this have arrived.
+    cumulative: u64,
+    /// Arrived ranges `[start, end)` above `cumulative`, ascending, disjoint,
+    /// not adjacent to each other or to `cumulative`.
+    ranges: Vec<(u64, u64)>,
+    /// Most recently arrived packet number, for the first SACK block.
+    last_pn: u64,
+    unacked: u32,
+    deadline: Option<Instant>,
+    immediate: bool,
+}
+
+impl AckTracker {
+    /// Records `pn`; returns false if it was a duplicate.
+    pub fn on_packet(&mut self, now: Instant, pn: u64, ack_every: u32, max_delay: Duration) -> bool {
+        self.last_pn = pn;
+        let fresh = self.insert(pn);
+        self.unacked += 1;
+        if !fresh || !self.ranges.is_empty() || self.unacked >= ack_every.max(1) {
+            self.immediate = true;
+        } else if self.deadline.is_none() {
+            self.deadline = Some(now + max_delay);
+        }
+        fresh
+    }
+
+    fn insert(&mut self, pn: u64) -> bool {
+        if pn < self.cumulative {
+            return false;
+        }
+        if pn == self.cumulative {
+            self.cumulative += 1;
+            if let Some(&(start, end)) = self.ranges.first() {
+                if start == self.cumulative {
+                    self.cumulative = end;
+                    self.ranges.remove(0);
+                    // Filling a hole is acknowledged at once.
+                    self.immediate = true;
+                }
+            }
+            return true;
+        }
+        // Index of the first range that ends at or after pn.
+        let i = self.ranges.partition_point(|&(_, end)| end < pn);
+        match self.ranges.get(i).copied() {
+            Some((start, end)) if start <= pn && pn < end => return false,
+            Some((start, _)) if start == pn + 1 => {
+                self.ranges[i].0 = pn;
+                self.merge_with_previous(i);
+            }
+            Some((_, end)) if end == pn => {
+                self.ranges[i].1 = pn + 1;
+                self.merge_with_next(i);
+            }
+            _ => self.ranges.insert(i, (pn, pn + 1)),
+        }
+        true
+    }
+
+    fn merge_with_previous(&mut self, i: usize) {
+        if i > 0 && self.ranges[i - 1].1 == self.ranges[i].0 {
+            self.ranges[i - 1].1 = self.ranges[i].1;
+            self.ranges.remove(i);
+        }
+    }
+
+    fn merge_with_next(&mut self, i: usize) {
+        if i + 1 < self.ranges.len() && self.ranges[i].1 == self.ranges[i + 1].0 {
+            self.ranges[i].1 = self.ranges[i + 1].1;
+            self.ranges.remove(i + 1);
+        }
+    }
+
+    /// True when an acknowledgement should go out now.
+    pub fn ack_due(&self, now: Instant) -> bool {
+        self.immediate || self.deadline.is_some_and(|d| d <= now)
+    }
+
+    /// Asks for an acknowledgement at the next transmit opportunity.
+    pub fn request_immediate(&mut self) {
+        self.immediate = true;
+    }
+
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Cumulative point and SACK blocks (the most recent first, then the
+    /// highest), and resets the delayed-ACK state.
+    pub fn take_ack(&mut self) -> (u64, [(u64, u64); MAX_SACK_BLOCKS], u8) {
+        self.unacked = 0;
+        self.deadline = None;
+        self.immediate = false;
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+        let mut n = 0;
+        let recent = self.ranges.iter().position(|&(s, e)| s <= self.last_pn && self.last_pn < e);
+        if let Some(r) = recent {
+            blocks[0] = self.ranges[r];
+            n = 1;
+        }
+        for (i, &range) in self.ranges.iter().enumerate().rev() {
+            if n == MAX_SACK_BLOCKS {
+                break;
+            }
+            if Some(i) != recent {
+                blocks[n] = range;
+                n += 1;
+            }
+        }
+        (self.cumulative, blocks, n as u8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const D: Duration = Duration::from_millis(40);
+
+    #[test]
+    fn in_order_packets_are_acked_every_second_or_after_delay() {
+        let mut t = AckTracker::default();
+        let now = Instant::ZERO;
+        assert!(t.on_packet(now, 0, 2, D));
+        assert!(!t.ack_due(now));
+        assert!(t.ack_due(now + D));
+        assert!(t.on_packet(now, 1, 2, D));
+        assert!(t.ack_due(now));
+        let (cum, _, n) = t.take_ack();
+        assert_eq!((cum, n), (2, 0));
+        assert!(!t.ack_due(now));
+    }
+
+    #[test]
+    fn holes_produce_sack_blocks_and_immediate_acks() {
+        let mut t = AckTracker::default();
+        let now = Instant::ZERO;
+        for pn in [0, 2, 3, 6, 4] {
+            t.on_packet(now, pn, 2, D);
+        }
+        assert!(t.ack_due(now));
+        let (cum, blocks, n) = t.take_ack();
+        assert_eq!(cum, 1);
+        assert_eq!(&blocks[..n as usize], &[(2, 5), (6, 7)]);
+        assert!(!t.on_packet(now, 3, 2, D), "duplicate");
+        t.on_packet(now, 1, 2, D);
+        t.on_packet(now, 5, 2, D);
+        let (cum, _, n) = t.take_ack();
+        assert_eq!((cum, n), (7, 0));
+    }
+}

@@ -1,0 +1,136 @@
+//! LIA, the Linked Increases Algorithm (RFC 6356; seed 000, NSDI 2011 §2.5;
+//! seed 004 Algorithm 8).
+//!
+//! In congestion avoidance, each ACK on subflow i adds
+//! `min(alpha * bytes_acked * MSS_i / cwnd_total, bytes_acked * MSS_i / cwnd_i)`
+//! with `alpha = cwnd_total * max_i(cwnd_i / rtt_i^2) / (sum_i cwnd_i / rtt_i)^2`
+//! (RFC 6356 section 3, byte form). Losses halve only the lossy subflow.
+//! Slow start is per subflow and uncoupled, as in the RFC.
+//!
+//! Choices and deviations:
+//! - `alpha` is recomputed on every ACK in congestion avoidance (the RFC
+//!   allows once per window; the result differs only in rounding).
+//! - Only subflows that are active and have an RTT sample enter the sums;
+//!   Linux's `mptcp_ccc_recalc_alpha` likewise skips subflows it cannot send on.
+//! - Arithmetic is in f64 rather than Linux's scaled integers.
+
+use super::window::{add_path, Window};
+use super::{AckSample, Controller, PathView};
+use crate::time::Instant;
+
+#[derive(Debug, Default)]
+pub struct Lia {
+    windows: Vec<Window>,
+}
+
+/// RFC 6356 alpha from `(cwnd_bytes, srtt_seconds)` pairs; `None` when no
+/// pair has a positive RTT.
+pub fn lia_alpha(paths: impl Iterator<Item = (f64, f64)> + Clone) -> Option<f64> {
+    let usable = paths.filter(|&(_, rtt)| rtt > 0.0);
+    let total: f64 = usable.clone().map(|(w, _)| w).sum();
+    let best = usable.clone().map(|(w, rtt)| w / (rtt * rtt)).fold(0.0, f64::max);
+    let denom: f64 = usable.map(|(w, rtt)| w / rtt).sum();
+    (denom > 0.0).then(|| total * best / (denom * denom))
+}
+
+impl Lia {
+    fn coupled_state<'a>(&'a self, paths: &'a [PathView]) -> impl Iterator<Item = (f64, f64)> + Clone + 'a {
+        self.windows.iter().zip(paths).filter(|(w, p)| w.active && p.active).filter_map(|(w, p)| Some((w.cwnd, p.srtt?.as_secs_f64())))
+    }
+}
+
+impl Controller for Lia {
+    fn name(&self) -> &'static str {
+        "lia"
+    }
+    fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
+        add_path(&mut self.windows, path, mss, iw);
+    }
+    fn on_path_removed(&mut self, path: usize) {
+        if let Some(w) = self.windows.get_mut(path) {
+            w.active = false;
+        }
+    }
+    fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
+        if ack.in_recovery || path >= self.windows.len() {
+            return;
+        }
+        let rest = self.windows[path].slow_start(ack.bytes_acked);
+        if rest == 0 {
+            return;
+        }
+        let alpha = lia_alpha(self.coupled_state(paths));
+        let total: f64 = self.coupled_state(paths).map(|(w, _)| w).sum();
+        let w = &mut self.windows[path];
+        let acked = rest as f64;
+        let uncoupled = acked * w.mss / w.cwnd;
+        let inc = match alpha {
+            Some(a) if total > 0.0 => (a * acked * w.mss / total).min(uncoupled),
+            _ => uncoupled,
+        };
+        w.cwnd += inc;
+    }
+    fn on_congestion_event(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        if let Some(w) = self.windows.get_mut(path) {
+            w.decrease(0.5);
+        }
+    }
+    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        if let Some(w) = self.windows.get_mut(path) {
+            w.on_rto();
+        }
+    }
+    fn window(&self, path: usize) -> u64 {
+        self.windows.get(path).map_or(0, Window::bytes)
+    }
+    fn ssthresh(&self, path: usize) -> u64 {
+        self.windows.get(path).map_or(u64::MAX, Window::ssthresh_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Duration;
+
+    #[test]
+    fn alpha_matches_hand_computation() {
+        // w1 = 10 kB at 10 ms, w2 = 20 kB at 100 ms:
+        // max w/rtt^2 = 1e8; (sum w/rtt)^2 = (1e6 + 2e5)^2 = 1.44e12; total 3e4
+        // alpha = 3e4 * 1e8 / 1.44e12 = 2.08333...
+        let a = lia_alpha([(10_000.0, 0.010), (20_000.0, 0.100)].into_iter()).unwrap();
+        assert!((a - 2.083_333_333).abs() < 1e-6, "alpha {a}");
+        // Two identical paths: alpha = 1/2, whatever the window.
+        let a = lia_alpha([(7_000.0, 0.05), (7_000.0, 0.05)].into_iter()).unwrap();
+        assert!((a - 0.5).abs() < 1e-12);
+        // One path: alpha = 1, LIA degenerates to Reno.
+        let a = lia_alpha([(7_000.0, 0.05)].into_iter()).unwrap();
+        assert!((a - 1.0).abs() < 1e-12);
+        assert_eq!(lia_alpha([(7_000.0, 0.0)].into_iter()), None);
+    }
+
+    fn view(rtt_ms: u64) -> PathView {
+        PathView { srtt: Some(Duration::from_millis(rtt_ms)), mss: 1000, active: true, ..Default::default() }
+    }
+
+    #[test]
+    fn increase_is_coupled_and_capped_by_reno() {
+        let mut l = Lia::default();
+        l.on_path_added(0, 1000, 10);
+        l.on_path_added(1, 1000, 20);
+        for w in &mut l.windows {
+            w.ssthresh = 1.0; // congestion avoidance
+        }
+        let paths = [view(10), view(100)];
+        let ack = AckSample { now: Instant::ZERO, bytes_acked: 1000, rtt: None, prior_in_flight: 0, in_recovery: false };
+        l.on_ack(0, &ack, &paths);
+        // min(2.08333 * 1000 * 1000 / 30000, 1000 * 1000 / 10000) = 69.44 bytes
+        assert!((l.windows[0].cwnd - 10_069.444).abs() < 1e-2, "{}", l.windows[0].cwnd);
+        // The high-RTT path: alpha term 69.44 (total now 30069) vs Reno 50: Reno caps.
+        l.on_ack(1, &ack, &paths);
+        assert!((l.windows[1].cwnd - 20_050.0).abs() < 1e-9, "{}", l.windows[1].cwnd);
+        l.on_congestion_event(Instant::ZERO, 1, &paths);
+        assert_eq!(l.window(1), 10_025);
+        assert!(l.window(0) > 10_000, "the other subflow keeps its window");
+    }
+}

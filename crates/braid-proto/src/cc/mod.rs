@@ -1,0 +1,97 @@
+//! Congestion control: one controller object per connection owns the window
+//! of every subflow.
+//!
+//! Why one object per connection rather than one per subflow: coupled
+//! algorithms (LIA, OLIA, BALIA, ...) compute each subflow's increase from
+//! the windows and RTTs of all of them. Owning every window makes that a
+//! read of the controller's own state, with no risk of a subflow seeing a
+//! stale copy of a sibling. Uncoupled algorithms simply keep independent
+//! per-path state. A single-path TCP flow is a connection with one subflow.
+//!
+//! The connection calls the controller with a read-only [`PathView`] slice
+//! (RTT estimates, bytes in flight, ...) of all its subflows; the controller
+//! answers [`Controller::window`] per path.
+//!
+//! Growth is counted in acknowledged bytes (RFC 3465 style, as RFC 6356
+//! specifies LIA), not per ACK event as Linux does, so delayed ACKs do not
+//! halve congestion-avoidance growth. Slow start grows by every acknowledged
+//! byte (Linux counts every acknowledged packet, which is equivalent).
+
+mod lia;
+mod reno;
+mod window;
+
+pub use lia::{lia_alpha, Lia};
+pub use reno::Reno;
+pub use window::Window;
+
+use crate::time::{Duration, Instant};
+
+/// What the connection knows about one subflow, read-only.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PathView {
+    pub srtt: Option<Duration>,
+    pub rttvar: Duration,
+    pub min_rtt: Option<Duration>,
+    pub bytes_in_flight: u64,
+    pub mss: u32,
+    pub backup: bool,
+    /// True after a retransmission timeout until new data is acknowledged.
+    pub potentially_failed: bool,
+    /// False once the path has been removed from the connection.
+    pub active: bool,
+}
+
+/// One acknowledgement's effect on a subflow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AckSample {
+    pub now: Instant,
+    /// Payload bytes newly acknowledged (cumulatively or by SACK).
+    pub bytes_acked: u64,
+    /// RTT measured from this acknowledgement, if any.
+    pub rtt: Option<Duration>,
+    /// Bytes in flight on the path before this ACK was processed.
+    pub prior_in_flight: u64,
+    /// True while the subflow is in fast recovery; windows do not grow then.
+    pub in_recovery: bool,
+}
+
+/// A congestion controller for all subflows of one connection.
+pub trait Controller: std::fmt::Debug + Send {
+    /// The name scenarios use to select it.
+    fn name(&self) -> &'static str;
+    /// A subflow was created; `path` is its index.
+    fn on_path_added(&mut self, path: usize, mss: u32, initial_window_packets: u32);
+    /// A subflow was closed; its window must no longer count for its siblings.
+    fn on_path_removed(&mut self, path: usize);
+    /// New data was acknowledged on `path`.
+    fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]);
+    /// Loss detected on `path` (at most once per window of data: the
+    /// connection filters repeats within one recovery episode).
+    fn on_congestion_event(&mut self, now: Instant, path: usize, paths: &[PathView]);
+    /// The retransmission timer of `path` fired.
+    fn on_rto(&mut self, now: Instant, path: usize, paths: &[PathView]);
+    /// Congestion window of `path`, in bytes.
+    fn window(&self, path: usize) -> u64;
+    /// Slow-start threshold of `path` in bytes (`u64::MAX` when unset), for reports.
+    fn ssthresh(&self, path: usize) -> u64;
+    /// Pacing rate for `path` in bytes per second, if the algorithm paces.
+    fn pacing_rate(&self, _path: usize) -> Option<u64> {
+        None
+    }
+}
+
+/// Every controller Braid has, by scenario name, with a one-line description.
+pub const ALGORITHMS: &[(&str, &str)] = &[
+    ("reno", "uncoupled NewReno per subflow (RFC 5681/6582); regular TCP on one subflow"),
+    ("lia", "Linked Increases (RFC 6356): coupled increase, Reno decrease"),
+];
+
+/// Builds the controller a scenario names, or `None` for an unknown name.
+pub fn by_name(name: &str) -> Option<Box<dyn Controller>> {
+    match name {
+        "reno" => Some(Box::new(Reno::default())),
+        "lia" => Some(Box::new(Lia::default())),
+        _ => None,
+    }
+}

@@ -1,0 +1,104 @@
+//! The window bookkeeping that loss-based controllers share: slow start,
+//! multiplicative decrease and the RTO reset of RFC 5681.
+
+/// One subflow's congestion window and slow-start threshold, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    pub mss: f64,
+    /// False for a removed subflow: it contributes nothing to coupled sums.
+    pub active: bool,
+}
+
+/// RFC 5681 floor for ssthresh after a loss: two segments.
+const MIN_SSTHRESH_PACKETS: f64 = 2.0;
+
+impl Window {
+    pub fn new(mss: u32, initial_window_packets: u32) -> Self {
+        let mss = f64::from(mss.max(1));
+        Window { cwnd: mss * f64::from(initial_window_packets.max(1)), ssthresh: f64::INFINITY, mss, active: true }
+    }
+
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Grows the window by the acknowledged bytes up to ssthresh and returns
+    /// the bytes left over for congestion avoidance (RFC 5681 section 3.1).
+    pub fn slow_start(&mut self, bytes_acked: u64) -> u64 {
+        if !self.in_slow_start() {
+            return bytes_acked;
+        }
+        let room = self.ssthresh - self.cwnd;
+        let acked = bytes_acked as f64;
+        if acked <= room {
+            self.cwnd += acked;
+            0
+        } else {
+            self.cwnd = self.ssthresh;
+            (acked - room) as u64
+        }
+    }
+
+    /// Multiplicative decrease to `factor` of the window (Reno: 0.5).
+    pub fn decrease(&mut self, factor: f64) {
+        self.ssthresh = (self.cwnd * factor).max(MIN_SSTHRESH_PACKETS * self.mss);
+        self.cwnd = self.ssthresh;
+    }
+
+    /// RFC 5681 section 3.1 on timeout: ssthresh = cwnd/2, cwnd = one segment.
+    pub fn on_rto(&mut self) {
+        self.ssthresh = (self.cwnd / 2.0).max(MIN_SSTHRESH_PACKETS * self.mss);
+        self.cwnd = self.mss;
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.cwnd as u64
+    }
+
+    pub fn ssthresh_bytes(&self) -> u64 {
+        if self.ssthresh.is_finite() {
+            self.ssthresh as u64
+        } else {
+            u64::MAX
+        }
+    }
+}
+
+/// Grows `windows` to hold `path` and installs a fresh window there.
+pub(crate) fn add_path(windows: &mut Vec<Window>, path: usize, mss: u32, iw: u32) {
+    if windows.len() <= path {
+        windows.resize(path + 1, Window { cwnd: 0.0, ssthresh: 0.0, mss: 1.0, active: false });
+    }
+    windows[path] = Window::new(mss, iw);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_returns_leftover() {
+        let mut w = Window::new(1000, 10);
+        w.ssthresh = 12_500.0;
+        assert_eq!(w.slow_start(2000), 0);
+        assert_eq!(w.cwnd, 12_000.0);
+        assert_eq!(w.slow_start(2000), 1500);
+        assert_eq!(w.cwnd, 12_500.0);
+        assert!(!w.in_slow_start());
+    }
+
+    #[test]
+    fn decrease_and_rto_respect_two_segment_floor() {
+        let mut w = Window::new(1000, 10);
+        w.decrease(0.5);
+        assert_eq!((w.cwnd, w.ssthresh), (5000.0, 5000.0));
+        w.cwnd = 3000.0;
+        w.decrease(0.5);
+        assert_eq!(w.cwnd, 2000.0);
+        w.cwnd = 9000.0;
+        w.on_rto();
+        assert_eq!((w.cwnd, w.ssthresh), (1000.0, 4500.0));
+    }
+}

@@ -1,0 +1,45 @@
+//! Connection settings. Defaults follow Linux where Linux has one.
+
+use crate::time::Duration;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Payload bytes per segment (1448: a 1500-byte packet with TCP timestamps).
+    pub mss: u32,
+    /// Initial congestion window in segments (RFC 6928; Linux: 10).
+    pub initial_window: u32,
+    /// Floor of the retransmission timeout (Linux: 200 ms; RFC 6298: 1 s).
+    pub min_rto: Duration,
+    /// RTO before the first RTT sample (RFC 6298: 1 s).
+    pub initial_rto: Duration,
+    /// Ceiling of the backed-off RTO (Linux: 120 s; RFC 6298 allows >= 60 s).
+    pub max_rto: Duration,
+    /// Acknowledge every this many data packets (1 disables delayed ACKs).
+    pub ack_every: u32,
+    /// Longest an acknowledgement is held back (Linux: 40 ms).
+    pub max_ack_delay: Duration,
+    /// Packets acknowledged above a missing one before it counts as lost.
+    pub dupthresh: u64,
+    /// Connection-level send buffer in bytes.
+    pub send_buffer: u64,
+    /// Connection-level receive buffer in bytes (sets the window).
+    pub recv_buffer: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mss: 1448,
+            initial_window: 10,
+            min_rto: Duration::from_millis(200),
+            initial_rto: Duration::from_secs(1),
+            max_rto: Duration::from_secs(120),
+            ack_every: 2,
+            max_ack_delay: Duration::from_millis(40),
+            dupthresh: 3,
+            // Linux tcp_wmem / tcp_rmem maxima.
+            send_buffer: 4 * 1024 * 1024,
+            recv_buffer: 6 * 1024 * 1024,
+        }
+    }
+}

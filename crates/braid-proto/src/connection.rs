@@ -1,0 +1,487 @@
+//! A multipath connection, driven only by calls that take `now`.
+//!
+//! Shape borrowed from quinn-proto: feed it datagrams with
+//! [`Connection::handle_datagram`], take packets from
+//! [`Connection::poll_transmit`] until it returns `None`, sleep until
+//! [`Connection::poll_timeout`] and then call [`Connection::handle_timeout`].
+//!
+//! Sending order on each transmit opportunity: due acknowledgements, probes
+//! of failed subflows, a subflow's own retransmissions, then data picked by
+//! the scheduler: first the reinjection queue (data stranded on a subflow
+//! that timed out), then new data. A subflow never has more than its
+//! congestion window in flight, and no data beyond the peer's receive window
+//! (`window_end`) is ever sent.
+
+use std::collections::VecDeque;
+
+use crate::cc::{AckSample, Controller, PathView};
+use crate::config::Config;
+use crate::packet::{AckFrame, DataFrame, Frame, Packet};
+use crate::recv_buffer::{Chunk, RecvBuffer};
+use crate::sched::{Decision, SchedConn, SchedPath, Scheduler};
+use crate::send_buffer::SendBuffer;
+use crate::subflow::{Subflow, SubflowCounters};
+use crate::time::{Duration, Instant};
+
+/// Something the application may want to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A subflow's retransmission timer fired; its data was reinjected.
+    SubflowFailed { subflow: usize },
+    /// A subflow that had timed out was acknowledged again.
+    SubflowRecovered { subflow: usize },
+}
+
+/// A snapshot of one subflow for reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SubflowStats {
+    pub counters: SubflowCounters,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub srtt: Option<Duration>,
+    pub min_rtt: Option<Duration>,
+    pub bytes_in_flight: u64,
+    pub potentially_failed: bool,
+    pub backup: bool,
+}
+
+/// A snapshot of the connection for reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionStats {
+    /// Bytes the application wrote.
+    pub bytes_written: u64,
+    /// Bytes the peer acknowledged at connection level (Data ACK).
+    pub bytes_acked: u64,
+    /// Bytes received in order (the Data ACK this side sends).
+    pub bytes_received: u64,
+    pub bytes_read: u64,
+    /// Out-of-order bytes held in the receive buffer.
+    pub ooo_bytes: u64,
+    /// Bytes queued for reinjection after subflow timeouts.
+    pub reinjected_bytes: u64,
+}
+
+#[derive(Debug)]
+pub struct Connection {
+    config: Config,
+    subflows: Vec<Subflow>,
+    cc: Box<dyn Controller>,
+    sched: Box<dyn Scheduler>,
+    send: SendBuffer,
+    recv: RecvBuffer,
+    /// Data of timed-out subflows, to be sent on another subflow first.
+    reinject: VecDeque<(u64, u32)>,
+    reinjected_bytes: u64,
+    /// The peer's receive window right edge.
+    peer_window_end: u64,
+    /// Window edge last advertised, to decide when a window update is due.
+    advertised_window_end: u64,
+    /// Probe timer for a zero receive window with nothing in flight.
+    persist_deadline: Option<Instant>,
+    persist_backoff: u32,
+    events: VecDeque<Event>,
+    // Reused buffers so the per-packet path does not allocate.
+    path_views: Vec<PathView>,
+    sched_views: Vec<SchedPath>,
+    lost_scratch: Vec<(u64, u32)>,
+}
+
+impl Connection {
+    pub fn new(config: Config, cc: Box<dyn Controller>, sched: Box<dyn Scheduler>) -> Self {
+        let send = SendBuffer::new(config.send_buffer);
+        let recv = RecvBuffer::new(config.recv_buffer);
+        // Both ends are configured alike, so the initial peer window is ours.
+        let peer_window_end = config.recv_buffer;
+        Connection {
+            advertised_window_end: recv.window_end(),
+            config,
+            subflows: Vec::new(),
+            cc,
+            sched,
+            send,
+            recv,
+            reinject: VecDeque::new(),
+            reinjected_bytes: 0,
+            peer_window_end,
+            persist_deadline: None,
+            persist_backoff: 0,
+            events: VecDeque::new(),
+            path_views: Vec::new(),
+            sched_views: Vec::new(),
+            lost_scratch: Vec::new(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+    pub fn controller_name(&self) -> &'static str {
+        self.cc.name()
+    }
+    pub fn scheduler_name(&self) -> &'static str {
+        self.sched.name()
+    }
+
+    /// Opens a subflow and returns its index. Both endpoints must open their
+    /// subflows in the same order; the index names the subflow on the wire.
+    pub fn add_subflow(&mut self, backup: bool) -> usize {
+        let i = self.subflows.len();
+        self.subflows.push(Subflow::new(self.config.mss, backup));
+        self.cc.on_path_added(i, self.config.mss, self.config.initial_window);
+        i
+    }
+
+    /// Closes a subflow; its outstanding data is reinjected on the others.
+    pub fn remove_subflow(&mut self, i: usize) {
+        let Some(sf) = self.subflows.get_mut(i) else { return };
+        if !sf.active {
+            return;
+        }
+        sf.active = false;
+        let stranded: Vec<_> = sf.retransmit.drain(..).collect();
+        self.queue_reinjection(stranded.into_iter());
+        self.cc.on_path_removed(i);
+    }
+
+    pub fn subflow_count(&self) -> usize {
+        self.subflows.len()
+    }
+
+    // ---- application side ----
+
+    /// Buffers bytes for sending; returns how many fit in the send buffer.
+    pub fn write(&mut self, data: &[u8]) -> usize {
+        self.send.write(data)
+    }
+    /// Buffers `n` synthetic zero bytes (bulk traffic without copies).
+    pub fn write_zeros(&mut self, n: u64) -> u64 {
+        self.send.write_zeros(n)
+    }
+    /// Space left in the send buffer.
+    pub fn send_room(&self) -> u64 {
+        self.send.room()
+    }
+    /// True when every written byte has been acknowledged by the peer.
+    pub fn all_acked(&self) -> bool {
+        self.send.una() == self.send.end()
+    }
+    /// Reads in-order bytes into `buf`.
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        let n = self.recv.read(buf);
+        self.after_read();
+        n
+    }
+    /// Discards up to `max` in-order bytes; returns how many.
+    pub fn consume(&mut self, max: u64) -> u64 {
+        let n = self.recv.consume(max);
+        self.after_read();
+        n
+    }
+    pub fn readable(&self) -> u64 {
+        self.recv.readable()
+    }
+
+    /// Reading opens the window; tell the peer once it has grown enough to
+    /// matter (half the buffer), so a blocked sender can resume.
+    fn after_read(&mut self) {
+        if self.recv.window_end() >= self.advertised_window_end + self.config.recv_buffer / 2 {
+            if let Some(sf) = self.subflows.iter_mut().find(|s| s.active) {
+                sf.receiver.request_immediate();
+            }
+        }
+    }
+
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    pub fn stats(&self) -> ConnectionStats {
+        ConnectionStats {
+            bytes_written: self.send.end(),
+            bytes_acked: self.send.una(),
+            bytes_received: self.recv.data_ack(),
+            bytes_read: self.recv.bytes_read(),
+            ooo_bytes: self.recv.ooo_bytes(),
+            reinjected_bytes: self.reinjected_bytes,
+        }
+    }
+
+    pub fn subflow_stats(&self, i: usize) -> Option<SubflowStats> {
+        let sf = self.subflows.get(i)?;
+        Some(SubflowStats {
+            counters: sf.counters,
+            cwnd: self.cc.window(i),
+            ssthresh: self.cc.ssthresh(i),
+            srtt: sf.rtt.srtt(),
+            min_rtt: sf.rtt.min_rtt(),
+            bytes_in_flight: sf.bytes_in_flight(),
+            potentially_failed: sf.potentially_failed,
+            backup: sf.backup,
+        })
+    }
+
+    // ---- network side ----
+
+    /// Processes one packet received on the subflow it names. Packets for
+    /// unknown or closed subflows are ignored.
+    pub fn handle_datagram(&mut self, now: Instant, packet: Packet) {
+        let i = usize::from(packet.subflow);
+        if !self.subflows.get(i).is_some_and(|s| s.active) {
+            return;
+        }
+        match packet.frame {
+            Frame::Data(d) => self.on_data(now, i, d),
+            Frame::Ack(a) => self.on_ack(now, i, &a),
+        }
+    }
+
+    fn on_data(&mut self, now: Instant, i: usize, d: DataFrame) {
+        let (ack_every, delay) = (self.config.ack_every, self.config.max_ack_delay);
+        let sf = &mut self.subflows[i];
+        sf.receiver.on_packet(now, d.pn, ack_every, delay);
+        if d.len == 0 {
+            // A probe: answer at once.
+            sf.receiver.request_immediate();
+            return;
+        }
+        let chunk = if d.payload.is_empty() {
+            Chunk::Zeros(u64::from(d.len))
+        } else {
+            let mut p = d.payload;
+            p.truncate(d.len as usize);
+            Chunk::Bytes(p)
+        };
+        let new = self.recv.insert(d.dsn, chunk);
+        self.subflows[i].counters.bytes_received_new += new;
+    }
+
+    fn on_ack(&mut self, now: Instant, i: usize, a: &AckFrame) {
+        self.send.on_data_ack(a.data_ack);
+        if a.window_end > self.peer_window_end {
+            self.peer_window_end = a.window_end;
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+        }
+        let cfg = &self.config;
+        let (min_rto, init_rto, max_rto, dupthresh) = (cfg.min_rto, cfg.initial_rto, cfg.max_rto, cfg.dupthresh);
+        let sf = &mut self.subflows[i];
+        let was_failed = sf.potentially_failed;
+        let prior_in_flight = sf.bytes_in_flight();
+        let out = sf.on_ack(now, a, dupthresh, |s| s.rto(min_rto, init_rto, max_rto));
+        let in_recovery = sf.in_recovery();
+        if was_failed && !sf.potentially_failed {
+            self.events.push_back(Event::SubflowRecovered { subflow: i });
+        }
+        self.refresh_path_views();
+        if out.congestion_event {
+            self.cc.on_congestion_event(now, i, &self.path_views);
+        }
+        if out.bytes_acked > 0 {
+            let sample = AckSample { now, bytes_acked: out.bytes_acked, rtt: out.rtt, prior_in_flight, in_recovery };
+            self.cc.on_ack(i, &sample, &self.path_views);
+        }
+    }
+
+    fn refresh_path_views(&mut self) {
+        self.path_views.clear();
+        self.path_views.extend(self.subflows.iter().map(|s| PathView {
+            srtt: s.rtt.srtt(),
+            rttvar: s.rtt.rttvar(),
+            min_rtt: s.rtt.min_rtt(),
+            bytes_in_flight: s.bytes_in_flight(),
+            mss: s.mss,
+            backup: s.backup,
+            potentially_failed: s.potentially_failed,
+            active: s.active,
+        }));
+    }
+
+    fn rto_of(&self, i: usize) -> Duration {
+        let c = &self.config;
+        self.subflows[i].rto(c.min_rto, c.initial_rto, c.max_rto)
+    }
+
+    /// Earliest time [`Connection::handle_timeout`] must be called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.subflows
+            .iter()
+            .filter(|s| s.active)
+            .flat_map(|s| [s.receiver.deadline(), s.rto_deadline()])
+            .chain([self.persist_deadline])
+            .flatten()
+            .min()
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for i in 0..self.subflows.len() {
+            let sf = &self.subflows[i];
+            if !sf.active || !sf.rto_deadline().is_some_and(|d| d <= now) {
+                continue;
+            }
+            let had_in_flight = sf.bytes_in_flight() > 0;
+            let was_failed = sf.potentially_failed;
+            let c = &self.config;
+            let (min_rto, init_rto, max_rto) = (c.min_rto, c.initial_rto, c.max_rto);
+            let mut lost = std::mem::take(&mut self.lost_scratch);
+            lost.clear();
+            self.subflows[i].on_rto(now, |s| s.rto(min_rto, init_rto, max_rto), &mut lost);
+            if had_in_flight {
+                self.refresh_path_views();
+                self.cc.on_rto(now, i, &self.path_views);
+            }
+            if !was_failed {
+                self.events.push_back(Event::SubflowFailed { subflow: i });
+            }
+            // Linux MPTCP reinjects a subflow's data on every RTO.
+            if self.subflows.iter().enumerate().any(|(j, s)| j != i && s.active && !s.potentially_failed) {
+                self.queue_reinjection(lost.iter().copied());
+            }
+            self.lost_scratch = lost;
+        }
+        if self.persist_deadline.is_some_and(|d| d <= now) {
+            self.persist_deadline = None;
+            self.persist_backoff += 1;
+            if let Some(i) = self.best_usable_subflow() {
+                self.subflows[i].probe_pending = true;
+            }
+        }
+    }
+
+    fn queue_reinjection(&mut self, ranges: impl Iterator<Item = (u64, u32)>) {
+        for (dsn, len) in ranges {
+            if !self.send.is_acked(dsn, len) {
+                self.reinject.push_back((dsn, len));
+                self.reinjected_bytes += u64::from(len);
+            }
+        }
+    }
+
+    fn best_usable_subflow(&self) -> Option<usize> {
+        let usable = |s: &&Subflow| s.active && !s.potentially_failed;
+        let pick = |s: &Subflow| s.rtt.srtt().unwrap_or_default();
+        (0..self.subflows.len())
+            .filter(|&i| usable(&&self.subflows[i]))
+            .min_by_key(|&i| (pick(&self.subflows[i]), i))
+            .or_else(|| self.subflows.iter().position(|s| s.active))
+    }
+
+    /// The next packet to send, if any is allowed now.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
+        if let Some(p) = self.poll_ack(now) {
+            return Some(p);
+        }
+        for i in 0..self.subflows.len() {
+            if self.subflows[i].active && self.subflows[i].probe_pending {
+                self.subflows[i].probe_pending = false;
+                return Some(self.send_data(now, i, self.send.nxt(), 0));
+            }
+        }
+        if let Some(p) = self.poll_retransmission(now) {
+            return Some(p);
+        }
+        self.poll_scheduled(now)
+    }
+
+    fn poll_ack(&mut self, now: Instant) -> Option<Packet> {
+        let i = self.subflows.iter().position(|s| s.active && s.receiver.ack_due(now))?;
+        let (cumulative, sack, sack_len) = self.subflows[i].receiver.take_ack();
+        self.advertised_window_end = self.recv.window_end();
+        let frame = AckFrame { cumulative, sack, sack_len, data_ack: self.recv.data_ack(), window_end: self.advertised_window_end };
+        Some(Packet { subflow: i as u8, frame: Frame::Ack(frame) })
+    }
+
+    fn window_space(&self, i: usize, len: u32) -> bool {
+        let sf = &self.subflows[i];
+        sf.bytes_in_flight() == 0 || sf.bytes_in_flight() + u64::from(len) <= self.cc.window(i)
+    }
+
+    fn poll_retransmission(&mut self, now: Instant) -> Option<Packet> {
+        for i in 0..self.subflows.len() {
+            if !self.subflows[i].active {
+                continue;
+            }
+            while let Some(&(dsn, len)) = self.subflows[i].retransmit.front() {
+                if self.send.is_acked(dsn, len) {
+                    self.subflows[i].retransmit.pop_front();
+                    continue;
+                }
+                if !self.window_space(i, len) {
+                    break;
+                }
+                self.subflows[i].retransmit.pop_front();
+                self.subflows[i].counters.retransmissions += 1;
+                return Some(self.send_data(now, i, dsn, len));
+            }
+        }
+        None
+    }
+
+    fn poll_scheduled(&mut self, now: Instant) -> Option<Packet> {
+        while self.reinject.front().is_some_and(|&(dsn, len)| self.send.is_acked(dsn, len)) {
+            self.reinject.pop_front();
+        }
+        let mss = u64::from(self.config.mss);
+        let window_room = self.peer_window_end.saturating_sub(self.send.nxt());
+        let (dsn, len, reinjection) = if let Some(&(dsn, len)) = self.reinject.front() {
+            (dsn, len, true)
+        } else {
+            let len = mss.min(self.send.backlog()).min(window_room);
+            if len == 0 || (len < mss.min(self.send.backlog()) && self.any_in_flight()) {
+                // Nothing to send, or only a runt the window allows: wait.
+                self.arm_persist(now);
+                return None;
+            }
+            (self.send.nxt(), len as u32, false)
+        };
+        self.sched_views.clear();
+        for (i, s) in self.subflows.iter().enumerate() {
+            self.sched_views.push(SchedPath {
+                srtt: s.rtt.srtt(),
+                rttvar: s.rtt.rttvar(),
+                cwnd: self.cc.window(i),
+                bytes_in_flight: s.bytes_in_flight(),
+                mss: s.mss,
+                backup: s.backup,
+                potentially_failed: s.potentially_failed,
+                active: s.active,
+            });
+        }
+        let conn = SchedConn { backlog: self.send.backlog(), window_room };
+        let Decision::Send(i) = self.sched.select(&conn, &self.sched_views) else { return None };
+        if i >= self.subflows.len() || !self.subflows[i].active || !self.window_space(i, len) {
+            return None;
+        }
+        if reinjection {
+            self.reinject.pop_front();
+            self.subflows[i].counters.reinjected_bytes += u64::from(len);
+        } else {
+            self.send.take_new(u64::from(len));
+        }
+        Some(self.send_data(now, i, dsn, len))
+    }
+
+    fn any_in_flight(&self) -> bool {
+        self.subflows.iter().any(|s| s.bytes_in_flight() > 0 || !s.retransmit.is_empty())
+    }
+
+    /// With data waiting, a closed window and nothing in flight, no ACK will
+    /// come to reopen the window: probe after an RTO (RFC 9293 persist timer).
+    fn arm_persist(&mut self, now: Instant) {
+        let blocked = self.send.backlog() > 0 && self.send.nxt() >= self.peer_window_end;
+        if !blocked || self.any_in_flight() || self.persist_deadline.is_some() {
+            return;
+        }
+        let rto = self.best_usable_subflow().map_or(self.config.initial_rto, |i| self.rto_of(i));
+        self.persist_deadline = Some(now + rto.saturating_mul(1 << self.persist_backoff.min(10)).min(self.config.max_rto));
+    }
+
+    fn send_data(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Packet {
+        let rto = self.rto_of(i);
+        let pn = self.subflows[i].on_sent(now, dsn, len, rto);
+        let payload = match self.send.payload(dsn, len) {
+            Chunk::Bytes(b) if len > 0 => b,
+            _ => Vec::new(),
+        };
+        Packet { subflow: i as u8, frame: Frame::Data(DataFrame { pn, dsn, len, payload }) }
+    }
+}

@@ -1,0 +1,26 @@
+//! Braid's sans-IO protocol core: a multipath connection with Multipath TCP
+//! semantics (subflows, data sequence numbers, one shared receive buffer),
+//! pluggable congestion control ([`cc`]) and packet scheduling ([`sched`]).
+//!
+//! Nothing here reads a clock, opens a socket or spawns a thread: the
+//! simulator and the real-network driver both feed the same
+//! [`Connection`] with packets and `now`.
+
+mod ack_tracker;
+pub mod cc;
+mod config;
+mod connection;
+pub mod packet;
+mod recv_buffer;
+mod rtt;
+pub mod sched;
+mod send_buffer;
+mod subflow;
+pub mod time;
+
+pub use config::Config;
+pub use connection::{Connection, ConnectionStats, Event, SubflowStats};
+pub use packet::{AckFrame, DataFrame, Frame, Packet};
+pub use rtt::RttEstimator;
+pub use subflow::SubflowCounters;
+pub use time::{Duration, Instant};

@@ -1,0 +1,72 @@
+//! The packets two connections exchange.
+//!
+//! The simulator passes these structs without encoding them; the wire
+//! encoding for real networks belongs to the UDP driver issue. Each packet
+//! belongs to one subflow, named by its index in both endpoints' subflow
+//! lists (both ends create subflows in the same order).
+
+/// Bytes of header charged on the wire for a data packet: IPv4 (20) + TCP
+/// with timestamps (32), so a full 1448-byte segment makes a 1500-byte packet.
+/// The MPTCP DSS option is assumed to fit the TCP option space like Linux's.
+pub const DATA_HEADER_BYTES: u32 = 52;
+/// Wire size of a pure acknowledgement (IPv4 + TCP + SACK/DSS options).
+pub const ACK_WIRE_BYTES: u32 = 84;
+/// SACK blocks carried per acknowledgement, as TCP with timestamps allows.
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Packet {
+    /// Index of the subflow this packet travels on.
+    pub subflow: u8,
+    pub frame: Frame,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    Data(DataFrame),
+    Ack(AckFrame),
+}
+
+/// A segment of the connection's byte stream carried on one subflow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataFrame {
+    /// Subflow packet number: every transmission, retransmissions included,
+    /// gets a fresh one, so an acknowledgement is never ambiguous.
+    pub pn: u64,
+    /// Data sequence number of the first byte.
+    pub dsn: u64,
+    pub len: u32,
+    /// The bytes, or empty when the sender writes synthetic (length-only)
+    /// data, which the simulator uses for bulk transfers.
+    pub payload: Vec<u8>,
+}
+
+/// Subflow acknowledgement plus the connection-level Data ACK and window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AckFrame {
+    /// Every packet number below this one has been received.
+    pub cumulative: u64,
+    /// Received ranges `[start, end)` above `cumulative`, most recent first.
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    pub sack_len: u8,
+    /// Connection-level cumulative acknowledgement: next expected DSN.
+    pub data_ack: u64,
+    /// Right edge of the receive window: the peer may send DSNs below this.
+    pub window_end: u64,
+}
+
+impl AckFrame {
+    pub fn sack_blocks(&self) -> &[(u64, u64)] {
+        &self.sack[..usize::from(self.sack_len).min(MAX_SACK_BLOCKS)]
+    }
+}
+
+impl Packet {
+    /// Bytes this packet occupies on a link.
+    pub fn wire_len(&self) -> u32 {
+        match &self.frame {
+            Frame::Data(d) => DATA_HEADER_BYTES + d.len,
+            Frame::Ack(_) => ACK_WIRE_BYTES,
+        }
+    }
+}
