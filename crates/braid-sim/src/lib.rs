@@ -1,1 +1,16 @@
+//! Braid's deterministic discrete-event network simulator.
+//!
+//! Virtual time in nanoseconds; events ordered by (time, insertion order);
+//! one seeded random stream per link. Same topology, flows and seed give the
+//! same run, bit for bit.
 
+mod event;
+mod link;
+mod metrics;
+mod sim;
+pub mod topology;
+
+pub use link::{LinkSpec, LinkStats, QueueLimit};
+pub use metrics::{LinkSample, Recorder, SubflowSample};
+pub use sim::{BuildError, FlowOutcome, FlowSpec, Sim};
+pub use topology::{LinkParams, Path, Topology};

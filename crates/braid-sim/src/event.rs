@@ -1,0 +1,88 @@
+//! The event queue: ordered by (time, insertion sequence), so two events at
+//! the same instant always run in the order they were scheduled and a run is
+//! reproducible bit for bit.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use braid_proto::Instant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A link finished serialising its head packet.
+    LinkFree { link: u32 },
+    /// A packet reached the end of a link.
+    Arrive { packet: u32 },
+    /// An endpoint's connection timer.
+    Timer { endpoint: u32 },
+    /// A flow's application starts.
+    FlowStart { flow: u32 },
+    /// A link goes down or comes back.
+    LinkState { link: u32, up: bool },
+    /// Periodic metric sample.
+    Sample,
+}
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    time: Instant,
+    seq: u64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    key: Key,
+    event: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&o.key)
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Reverse<Entry>>,
+    seq: u64,
+}
+
+impl EventQueue {
+    pub fn push(&mut self, time: Instant, event: Event) {
+        self.seq += 1;
+        self.heap.push(Reverse(Entry { key: Key { time, seq: self.seq }, event }));
+    }
+
+    pub fn pop(&mut self) -> Option<(Instant, Event)> {
+        self.heap.pop().map(|Reverse(e)| (e.key.time, e.event))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_time_events_pop_in_insertion_order() {
+        let mut q = EventQueue::default();
+        let t = Instant::from_nanos(5);
+        q.push(t, Event::Sample);
+        q.push(Instant::from_nanos(1), Event::Timer { endpoint: 9 });
+        q.push(t, Event::Timer { endpoint: 1 });
+        assert_eq!(q.pop(), Some((Instant::from_nanos(1), Event::Timer { endpoint: 9 })));
+        assert_eq!(q.pop(), Some((t, Event::Sample)));
+        assert_eq!(q.pop(), Some((t, Event::Timer { endpoint: 1 })));
+        assert_eq!(q.pop(), None);
+    }
+}

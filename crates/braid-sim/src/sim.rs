@@ -1,0 +1,443 @@
+//! The simulator world: links, packets in the network, the two endpoints of
+//! every flow, and the loop that runs events in virtual time.
+//!
+//! Each flow is a pair of `braid_proto::Connection`s: the sender at host A
+//! runs the flow's application (bulk or sized transfer), the receiver at B
+//! reads everything as soon as it is in order. A flow with one subflow and
+//! an uncoupled controller is a regular single-path TCP flow.
+//!
+//! Per packet the loop does a slab lookup, a link offer and a heap push;
+//! packets live in a slab that reuses its slots, so a run in steady state
+//! does not allocate per packet. Synthetic payloads carry no bytes.
+
+use braid_proto::{cc, sched, Config, Connection, Instant, Packet};
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::event::{Event, EventQueue};
+use crate::link::{Link, Offer};
+use crate::metrics::{LinkSample, Recorder, SubflowSample};
+use crate::topology::Topology;
+use braid_proto::Duration;
+
+/// One flow as the simulator needs it.
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    pub name: String,
+    pub cc: String,
+    pub scheduler: String,
+    pub config: Config,
+    /// Per subflow: index of its path in the topology, and the backup flag.
+    pub subflows: Vec<(usize, bool)>,
+    pub start: Instant,
+    /// Bytes to transfer; `None` for a bulk transfer that lasts the whole run.
+    pub size: Option<u64>,
+    /// Send pseudo-random bytes and check every byte at the receiver
+    /// (slower; bulk runs use synthetic payloads otherwise).
+    pub verify_payload: bool,
+}
+
+/// Why a simulation could not be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BuildError {
+    UnknownController(String),
+    UnknownScheduler(String),
+    UnknownPath { flow: String, path: usize },
+    NoSubflows(String),
+    TooManySubflows(String),
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::UnknownController(n) => write!(f, "unknown congestion controller `{n}`"),
+            BuildError::UnknownScheduler(n) => write!(f, "unknown scheduler `{n}`"),
+            BuildError::UnknownPath { flow, path } => write!(f, "flow `{flow}` uses path {path}, which the topology lacks"),
+            BuildError::NoSubflows(n) => write!(f, "flow `{n}` has no subflows"),
+            BuildError::TooManySubflows(n) => write!(f, "flow `{n}` has more than 255 subflows"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+#[derive(Debug)]
+struct SimPacket {
+    packet: Packet,
+    /// Links still to cross, as an index into `Sim::routes`.
+    route: u32,
+    hop: u16,
+    to: u32,
+}
+
+#[derive(Debug)]
+struct Endpoint {
+    conn: Connection,
+    flow: u32,
+    sender: bool,
+    /// Route index per subflow, in this endpoint's sending direction.
+    routes: Vec<u32>,
+    timer_at: Option<Instant>,
+    /// Pseudo-random payload stream (sender generates, receiver checks).
+    payload_rng: Option<ChaCha8Rng>,
+}
+
+/// What happened to one flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowOutcome {
+    pub started: bool,
+    /// Bytes the sender's application has written so far.
+    pub written: u64,
+    pub delivered: u64,
+    pub completed_at: Option<Instant>,
+    /// Bytes that arrived different from what was sent (verified flows).
+    pub corrupted_bytes: u64,
+}
+
+#[derive(Debug)]
+pub struct Sim {
+    now: Instant,
+    events: EventQueue,
+    links: Vec<Link>,
+    routes: Vec<Vec<u32>>,
+    slab: Vec<Option<SimPacket>>,
+    free: Vec<u32>,
+    endpoints: Vec<Endpoint>,
+    flows: Vec<FlowSpec>,
+    outcomes: Vec<FlowOutcome>,
+    topology: Topology,
+    sample_interval: Duration,
+    recorder: Recorder,
+    events_run: u64,
+    scratch: Vec<u8>,
+    check: Vec<u8>,
+}
+
+impl Sim {
+    pub fn new(topology: Topology, flows: Vec<FlowSpec>, seed: u64, sample_interval: Duration) -> Result<Sim, BuildError> {
+        let links = topology
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                rng.set_stream(i as u64);
+                Link::new(spec.clone(), rng)
+            })
+            .collect();
+        let mut sim = Sim {
+            now: Instant::ZERO,
+            events: EventQueue::default(),
+            links,
+            routes: Vec::new(),
+            slab: Vec::new(),
+            free: Vec::new(),
+            endpoints: Vec::new(),
+            outcomes: vec![
+                FlowOutcome { started: false, written: 0, delivered: 0, completed_at: None, corrupted_bytes: 0 };
+                flows.len()
+            ],
+            flows: Vec::new(),
+            topology,
+            sample_interval,
+            recorder: Recorder::default(),
+            events_run: 0,
+            scratch: Vec::new(),
+            check: Vec::new(),
+        };
+        for (f, spec) in flows.iter().enumerate() {
+            sim.add_flow(f as u32, spec, seed)?;
+        }
+        sim.flows = flows;
+        for (i, l) in sim.links.iter().enumerate() {
+            for &(down, up) in &l.spec.outages {
+                sim.events.push(down, Event::LinkState { link: i as u32, up: false });
+                sim.events.push(up, Event::LinkState { link: i as u32, up: true });
+            }
+        }
+        if sample_interval > Duration::ZERO {
+            sim.events.push(Instant::ZERO, Event::Sample);
+        }
+        Ok(sim)
+    }
+
+    fn add_flow(&mut self, f: u32, spec: &FlowSpec, seed: u64) -> Result<(), BuildError> {
+        if spec.subflows.is_empty() {
+            return Err(BuildError::NoSubflows(spec.name.clone()));
+        }
+        if spec.subflows.len() > usize::from(u8::MAX) {
+            return Err(BuildError::TooManySubflows(spec.name.clone()));
+        }
+        let make = || -> Result<Connection, BuildError> {
+            let c = cc::by_name(&spec.cc).ok_or_else(|| BuildError::UnknownController(spec.cc.clone()))?;
+            let s = sched::by_name(&spec.scheduler).ok_or_else(|| BuildError::UnknownScheduler(spec.scheduler.clone()))?;
+            Ok(Connection::new(spec.config.clone(), c, s))
+        };
+        let (mut tx, mut rx) = (make()?, make()?);
+        let (mut fwd, mut rev) = (Vec::new(), Vec::new());
+        for &(path, backup) in &spec.subflows {
+            let p = self.topology.paths.get(path).ok_or(BuildError::UnknownPath { flow: spec.name.clone(), path })?;
+            let (forward, reverse) = (p.forward.clone(), p.reverse.clone());
+            tx.add_subflow(backup);
+            rx.add_subflow(backup);
+            fwd.push(self.add_route(&forward));
+            rev.push(self.add_route(&reverse));
+        }
+        let rng = spec.verify_payload.then(|| {
+            let mut r = ChaCha8Rng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
+            r.set_stream(u64::from(f));
+            r
+        });
+        let sender = self.endpoints.len() as u32;
+        self.endpoints.push(Endpoint { conn: tx, flow: f, sender: true, routes: fwd, timer_at: None, payload_rng: rng.clone() });
+        self.endpoints.push(Endpoint { conn: rx, flow: f, sender: false, routes: rev, timer_at: None, payload_rng: rng });
+        self.events.push(spec.start, Event::FlowStart { flow: sender / 2 });
+        Ok(())
+    }
+
+    fn add_route(&mut self, links: &[usize]) -> u32 {
+        self.routes.push(links.iter().map(|&l| l as u32).collect());
+        (self.routes.len() - 1) as u32
+    }
+
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+    pub fn events_run(&self) -> u64 {
+        self.events_run
+    }
+    pub fn outcome(&self, flow: usize) -> &FlowOutcome {
+        &self.outcomes[flow]
+    }
+    pub fn flows(&self) -> &[FlowSpec] {
+        &self.flows
+    }
+    pub fn links(&self) -> &[Link] {
+        &self.links
+    }
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+    /// The sending connection of `flow`.
+    pub fn sender(&self, flow: usize) -> &Connection {
+        &self.endpoints[2 * flow].conn
+    }
+    /// The receiving connection of `flow`.
+    pub fn receiver(&self, flow: usize) -> &Connection {
+        &self.endpoints[2 * flow + 1].conn
+    }
+
+    /// True once every flow has a size and has delivered all of it.
+    pub fn all_sized_flows_done(&self) -> bool {
+        self.flows.iter().zip(&self.outcomes).all(|(f, o)| f.size.is_some() && o.completed_at.is_some())
+    }
+
+    /// Runs events up to and including `until`, or until every flow is a
+    /// completed sized transfer. Returns the time reached.
+    pub fn run(&mut self, until: Instant) -> Instant {
+        while let Some((t, ev)) = self.events.pop() {
+            if t > until {
+                // Put it back so a later `run` can continue.
+                self.events.push(t, ev);
+                self.now = until;
+                break;
+            }
+            self.now = t;
+            self.events_run += 1;
+            self.dispatch(ev);
+            if self.all_sized_flows_done() {
+                break;
+            }
+        }
+        self.now
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::LinkFree { link } => self.on_link_free(link),
+            Event::Arrive { packet } => self.on_arrive(packet),
+            Event::Timer { endpoint } => {
+                let ep = &mut self.endpoints[endpoint as usize];
+                if ep.timer_at.is_some_and(|t| t <= self.now) {
+                    ep.timer_at = None;
+                }
+                ep.conn.handle_timeout(self.now);
+                self.pump(endpoint as usize);
+            }
+            Event::FlowStart { flow } => {
+                self.outcomes[flow as usize].started = true;
+                self.pump(2 * flow as usize);
+            }
+            Event::LinkState { link, up } => self.on_link_state(link as usize, up),
+            Event::Sample => {
+                self.sample();
+                self.events.push(self.now + self.sample_interval, Event::Sample);
+            }
+        }
+    }
+
+    fn on_link_state(&mut self, link: usize, up: bool) {
+        if up {
+            self.links[link].up = true;
+            return;
+        }
+        let dropped: Vec<u32> = self.links[link].go_down().collect();
+        for id in dropped {
+            self.release(id);
+        }
+    }
+
+    fn on_link_free(&mut self, link: u32) {
+        let l = &mut self.links[link as usize];
+        let delay = l.spec.delay;
+        let (done, next) = l.complete(self.now);
+        if let Some(id) = done {
+            self.events.push(self.now + delay, Event::Arrive { packet: id });
+        }
+        if let Some(end) = next {
+            self.events.push(end, Event::LinkFree { link });
+        }
+    }
+
+    fn on_arrive(&mut self, id: u32) {
+        let p = self.slab[id as usize].as_mut().expect("arriving packet is live");
+        p.hop += 1;
+        let route = &self.routes[p.route as usize];
+        if let Some(&link) = route.get(usize::from(p.hop)) {
+            self.offer(link, id);
+            return;
+        }
+        let p = self.release(id);
+        let to = p.to as usize;
+        self.endpoints[to].conn.handle_datagram(self.now, p.packet);
+        self.pump(to);
+    }
+
+    fn release(&mut self, id: u32) -> SimPacket {
+        self.free.push(id);
+        self.slab[id as usize].take().expect("released packet is live")
+    }
+
+    fn offer(&mut self, link: u32, id: u32) {
+        let bytes = self.slab[id as usize].as_ref().expect("offered packet is live").packet.wire_len();
+        match self.links[link as usize].offer(self.now, id, bytes) {
+            Offer::Transmitting(end) => self.events.push(end, Event::LinkFree { link }),
+            Offer::Queued => {}
+            Offer::Dropped => {
+                self.release(id);
+            }
+        }
+    }
+
+    /// Runs an endpoint's application, sends what its connection allows and
+    /// re-arms its timer.
+    fn pump(&mut self, e: usize) {
+        self.run_application(e);
+        while let Some(packet) = self.endpoints[e].conn.poll_transmit(self.now) {
+            let ep = &self.endpoints[e];
+            let route = ep.routes[usize::from(packet.subflow)];
+            let to = (e ^ 1) as u32;
+            let sp = SimPacket { packet, route, hop: 0, to };
+            let id = match self.free.pop() {
+                Some(id) => {
+                    self.slab[id as usize] = Some(sp);
+                    id
+                }
+                None => {
+                    self.slab.push(Some(sp));
+                    (self.slab.len() - 1) as u32
+                }
+            };
+            let first = self.routes[route as usize][0];
+            self.offer(first, id);
+        }
+        let ep = &mut self.endpoints[e];
+        while ep.conn.poll_event().is_some() {}
+        if let Some(t) = ep.conn.poll_timeout() {
+            let t = t.max(self.now);
+            if ep.timer_at.is_none_or(|cur| t < cur) {
+                ep.timer_at = Some(t);
+                self.events.push(t, Event::Timer { endpoint: e as u32 });
+            }
+        }
+    }
+
+    fn run_application(&mut self, e: usize) {
+        let ep = &mut self.endpoints[e];
+        let f = ep.flow as usize;
+        let out = &mut self.outcomes[f];
+        if ep.sender {
+            if !out.started {
+                return;
+            }
+            let room = ep.conn.send_room();
+            let want = match self.flows[f].size {
+                Some(size) => room.min(size - out.written),
+                None => room,
+            };
+            if want == 0 {
+                return;
+            }
+            out.written += match ep.payload_rng.as_mut() {
+                Some(rng) => {
+                    self.scratch.resize(want as usize, 0);
+                    rng.fill_bytes(&mut self.scratch);
+                    ep.conn.write(&self.scratch) as u64
+                }
+                None => ep.conn.write_zeros(want),
+            };
+            return;
+        }
+        let n = match ep.payload_rng.as_mut() {
+            Some(rng) => {
+                self.scratch.resize(ep.conn.readable() as usize, 0);
+                let n = ep.conn.read(&mut self.scratch);
+                self.check.resize(n, 0);
+                rng.fill_bytes(&mut self.check);
+                out.corrupted_bytes += self.scratch[..n].iter().zip(&self.check).filter(|(a, b)| a != b).count() as u64;
+                n as u64
+            }
+            None => ep.conn.consume(u64::MAX),
+        };
+        out.delivered += n;
+        if self.flows[f].size.is_some_and(|s| out.delivered >= s) && out.completed_at.is_none() {
+            out.completed_at = Some(self.now);
+        }
+    }
+
+    /// Records one row per subflow and per link.
+    pub fn sample(&mut self) {
+        let t = self.now;
+        for f in 0..self.flows.len() {
+            let (tx, rx) = (&self.endpoints[2 * f].conn, &self.endpoints[2 * f + 1].conn);
+            let ooo = rx.stats().ooo_bytes;
+            for s in 0..tx.subflow_count() {
+                let (a, b) = (tx.subflow_stats(s).unwrap_or_default(), rx.subflow_stats(s).unwrap_or_default());
+                self.recorder.subflows.push(SubflowSample {
+                    time: t,
+                    flow: f as u32,
+                    subflow: s as u32,
+                    delivered: self.outcomes[f].delivered,
+                    received_new: b.counters.bytes_received_new,
+                    cwnd: a.cwnd,
+                    srtt: a.srtt,
+                    bytes_in_flight: a.bytes_in_flight,
+                    retransmissions: a.counters.retransmissions,
+                    ooo_bytes: ooo,
+                });
+            }
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            self.recorder.links.push(LinkSample {
+                time: t,
+                link: i as u32,
+                bytes_sent: l.stats.bytes_sent,
+                drops: l.stats.drops_queue + l.stats.drops_random + l.stats.drops_down,
+                queue_packets: l.queue_len() as u32,
+            });
+        }
+    }
+}
