@@ -1,0 +1,378 @@
+//! Scenario files: TOML, validated into a [`Scenario`] with errors that name
+//! the file, the key, what is wrong and what is allowed.
+//!
+//! Two topology kinds exist today:
+//! - `hybrid-access` (seed 004 §3.1): `[[topology.link]]` access links from
+//!   host A to router R, one core link (`core_rate`, default 2 Gbit/s) to B.
+//!   A flow's `paths` lists access-link names, one subflow each.
+//! - `dumbbell`: one `[topology.bottleneck]` shared by every subflow; a flow
+//!   asks for `subflows = N` and may add `extra_rtt` on its private access.
+//!
+//! The schema is documented with examples in `docs/scenarios.md`.
+
+use std::path::Path;
+
+use braid_proto::{cc, sched, Config, Duration, Instant};
+use braid_sim::{FlowSpec, LinkParams, QueueLimit, Topology};
+use serde::Deserialize;
+
+use crate::units::{parse_duration, parse_loss, parse_queue, parse_rate, parse_size, QueueSize};
+
+/// The built-in default: seed 004's hybrid access with two 100 Mbit/s paths.
+pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/hybrid-access.toml");
+pub const DEFAULT_SCENARIO_NAME: &str = "scenarios/hybrid-access.toml (built in)";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{file}: cannot read the file: {source}")]
+    Io { file: String, source: std::io::Error },
+    #[error("{file}: {message}")]
+    Syntax { file: String, message: String },
+    #[error("{file}: key `{key}`: {message}")]
+    Invalid { file: String, key: String, message: String },
+}
+
+/// A validated scenario, ready to simulate.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    pub duration: Duration,
+    pub sample_interval: Duration,
+    pub topology: Topology,
+    pub flows: Vec<FlowSpec>,
+    /// Path names per flow, parallel to `flows[i].subflows`.
+    pub flow_paths: Vec<Vec<String>>,
+}
+
+// ---- raw file shape ----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: Option<String>,
+    description: Option<String>,
+    seed: Option<u64>,
+    duration: Option<String>,
+    sample_interval: Option<String>,
+    topology: RawTopology,
+    #[serde(default)]
+    flow: Vec<RawFlow>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    kind: String,
+    core_rate: Option<String>,
+    #[serde(default)]
+    link: Vec<RawLink>,
+    bottleneck: Option<RawLink>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLink {
+    name: Option<String>,
+    rate: String,
+    rtt: Option<String>,
+    loss: Option<toml::Value>,
+    queue: Option<String>,
+    #[serde(default)]
+    down: Vec<RawOutage>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOutage {
+    from: String,
+    to: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFlow {
+    name: Option<String>,
+    cc: Option<String>,
+    scheduler: Option<String>,
+    paths: Option<Vec<String>>,
+    #[serde(default)]
+    backup: Vec<String>,
+    subflows: Option<u32>,
+    extra_rtt: Option<String>,
+    start: Option<String>,
+    size: Option<String>,
+    send_buffer: Option<String>,
+    recv_buffer: Option<String>,
+    verify_payload: Option<bool>,
+    min_rto: Option<String>,
+    ack_every: Option<u32>,
+    max_ack_delay: Option<String>,
+    initial_window: Option<u32>,
+    mss: Option<u32>,
+}
+
+// ---- validation ----
+
+struct Ctx<'a> {
+    file: &'a str,
+}
+
+impl Ctx<'_> {
+    fn invalid(&self, key: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+        ScenarioError::Invalid { file: self.file.to_string(), key: key.into(), message: message.into() }
+    }
+    fn field<T>(&self, key: &str, r: Result<T, String>) -> Result<T, ScenarioError> {
+        r.map_err(|m| self.invalid(key, m))
+    }
+}
+
+/// Reads and validates a scenario file.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io { file: file.clone(), source })?;
+    parse(&text, &file)
+}
+
+/// Validates scenario `text`; `file` names it in errors.
+pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+    let raw: RawScenario = toml::from_str(text).map_err(|e| ScenarioError::Syntax { file: file.to_string(), message: e.to_string().trim_end().to_string() })?;
+    let cx = Ctx { file };
+    let duration = match &raw.duration {
+        Some(d) => cx.field("duration", parse_duration(d))?,
+        None => Duration::from_secs(30),
+    };
+    if duration == Duration::ZERO {
+        return Err(cx.invalid("duration", "must be longer than zero"));
+    }
+    let sample_interval = match &raw.sample_interval {
+        Some(d) => cx.field("sample_interval", parse_duration(d))?,
+        None => Duration::from_millis(100),
+    };
+    if sample_interval < Duration::from_millis(1) {
+        return Err(cx.invalid("sample_interval", "must be at least 1ms"));
+    }
+    if raw.flow.is_empty() {
+        return Err(cx.invalid("flow", "a scenario needs at least one [[flow]]"));
+    }
+    let (topology, flow_paths) = build_topology(&cx, &raw)?;
+    let mut flows = Vec::new();
+    for (i, f) in raw.flow.iter().enumerate() {
+        flows.push(build_flow(&cx, i, f, &topology, &flow_paths[i])?);
+    }
+    let mut names: Vec<&str> = flows.iter().map(|f| f.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(cx.invalid("flow.name", format!("two flows are named {:?}; names must be unique", w[0])));
+    }
+    Ok(Scenario {
+        name: raw.name.clone().unwrap_or_else(|| "unnamed".into()),
+        description: raw.description.clone().unwrap_or_default(),
+        seed: raw.seed.unwrap_or(1),
+        duration,
+        sample_interval,
+        topology,
+        flows,
+        flow_paths,
+    })
+}
+
+fn link_params(cx: &Ctx, key: &str, l: &RawLink, default_name: &str) -> Result<LinkParams, ScenarioError> {
+    let rate_bps = cx.field(&format!("{key}.rate"), parse_rate(&l.rate))?;
+    let rtt = match &l.rtt {
+        Some(r) => cx.field(&format!("{key}.rtt"), parse_duration(r))?,
+        None => Duration::ZERO,
+    };
+    let loss = match &l.loss {
+        Some(v) => cx.field(&format!("{key}.loss"), parse_loss(v))?,
+        None => 0.0,
+    };
+    let queue = cx.field(&format!("{key}.queue"), parse_queue(l.queue.as_deref().unwrap_or("1bdp")))?;
+    let mut outages = Vec::new();
+    for (j, o) in l.down.iter().enumerate() {
+        let k = format!("{key}.down[{j}]");
+        let from = cx.field(&format!("{k}.from"), parse_duration(&o.from))?;
+        let to = cx.field(&format!("{k}.to"), parse_duration(&o.to))?;
+        if to <= from {
+            return Err(cx.invalid(k, format!("`to` ({to}) must be after `from` ({from})")));
+        }
+        outages.push((Instant::ZERO + from, Instant::ZERO + to));
+    }
+    Ok(LinkParams {
+        name: l.name.clone().unwrap_or_else(|| default_name.to_string()),
+        rate_bps,
+        rtt,
+        loss,
+        queue: queue_limit(queue, rate_bps, rtt),
+        outages,
+    })
+}
+
+/// Smallest queue a BDP-relative size resolves to, so zero-delay links
+/// still buffer a few packets.
+const MIN_BDP_QUEUE_PACKETS: f64 = 10.0;
+
+fn queue_limit(q: QueueSize, rate_bps: u64, rtt: Duration) -> QueueLimit {
+    match q {
+        QueueSize::Packets(n) => QueueLimit::Packets(n),
+        QueueSize::Bytes(b) => QueueLimit::Bytes(b),
+        QueueSize::Bdp(k) => {
+            let bdp_packets = rate_bps as f64 * rtt.as_secs_f64() / 8.0 / 1500.0;
+            QueueLimit::Packets((k * bdp_packets).max(MIN_BDP_QUEUE_PACKETS).ceil() as u32)
+        }
+    }
+}
+
+fn build_topology(cx: &Ctx, raw: &RawScenario) -> Result<(Topology, Vec<Vec<String>>), ScenarioError> {
+    let t = &raw.topology;
+    match t.kind.as_str() {
+        "hybrid-access" => {
+            if t.bottleneck.is_some() {
+                return Err(cx.invalid("topology.bottleneck", "belongs to kind = \"dumbbell\"; hybrid-access uses [[topology.link]]"));
+            }
+            if t.link.is_empty() {
+                return Err(cx.invalid("topology.link", "hybrid-access needs at least one [[topology.link]] access link"));
+            }
+            let mut access = Vec::new();
+            for (i, l) in t.link.iter().enumerate() {
+                let p = link_params(cx, &format!("topology.link[{i}]"), l, &format!("L{}", i + 1))?;
+                if access.iter().any(|a: &LinkParams| a.name == p.name) || p.name == "L3" {
+                    return Err(cx.invalid(format!("topology.link[{i}].name"), format!("{:?} is already taken (L3 is the core link)", p.name)));
+                }
+                access.push(p);
+            }
+            let core = match &t.core_rate {
+                Some(r) => cx.field("topology.core_rate", parse_rate(r))?,
+                None => 2_000_000_000,
+            };
+            let topo = braid_sim::topology::hybrid_access(&access, core);
+            let mut flow_paths = Vec::new();
+            for (i, f) in raw.flow.iter().enumerate() {
+                if f.subflows.is_some() || f.extra_rtt.is_some() {
+                    return Err(cx.invalid(format!("flow[{i}].subflows"), "hybrid-access flows choose access links with `paths = [\"L1\", ...]`"));
+                }
+                let paths = f.paths.clone().unwrap_or_else(|| access.iter().map(|a| a.name.clone()).collect());
+                if paths.is_empty() {
+                    return Err(cx.invalid(format!("flow[{i}].paths"), "needs at least one access link"));
+                }
+                flow_paths.push(paths);
+            }
+            Ok((topo, flow_paths))
+        }
+        "dumbbell" => {
+            if !t.link.is_empty() || t.core_rate.is_some() {
+                return Err(cx.invalid("topology.link", "belongs to kind = \"hybrid-access\"; dumbbell uses [topology.bottleneck]"));
+            }
+            let b = t.bottleneck.as_ref().ok_or_else(|| cx.invalid("topology.bottleneck", "dumbbell needs a [topology.bottleneck] with at least `rate`"))?;
+            let bottleneck = link_params(cx, "topology.bottleneck", b, "bottleneck")?;
+            let mut paths = Vec::new();
+            let mut flow_paths = Vec::new();
+            for (i, f) in raw.flow.iter().enumerate() {
+                if f.paths.is_some() {
+                    return Err(cx.invalid(format!("flow[{i}].paths"), "dumbbell flows set `subflows = N` instead of paths"));
+                }
+                let n = f.subflows.unwrap_or(1);
+                if !(1..=8).contains(&n) {
+                    return Err(cx.invalid(format!("flow[{i}].subflows"), format!("{n} is out of range: allowed 1 to 8")));
+                }
+                let extra = match &f.extra_rtt {
+                    Some(r) => cx.field(&format!("flow[{i}].extra_rtt"), parse_duration(r))?,
+                    None => Duration::ZERO,
+                };
+                let name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
+                let names: Vec<String> = (0..n).map(|k| format!("{name}/{k}")).collect();
+                paths.extend(names.iter().map(|p| (p.clone(), extra)));
+                flow_paths.push(names);
+            }
+            Ok((braid_sim::topology::dumbbell(&bottleneck, &paths), flow_paths))
+        }
+        other => Err(cx.invalid("topology.kind", format!("unknown kind {other:?}: allowed \"hybrid-access\", \"dumbbell\""))),
+    }
+}
+
+fn names_of(list: &[(&str, &str)]) -> String {
+    list.iter().map(|(n, _)| format!("{n:?}")).collect::<Vec<_>>().join(", ")
+}
+
+fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]) -> Result<FlowSpec, ScenarioError> {
+    let key = |k: &str| format!("flow[{i}].{k}");
+    let cc_name = f.cc.clone().unwrap_or_else(|| "lia".into());
+    if cc::by_name(&cc_name).is_none() {
+        return Err(cx.invalid(key("cc"), format!("unknown congestion controller {cc_name:?}: allowed {}", names_of(cc::ALGORITHMS))));
+    }
+    let sched_name = f.scheduler.clone().unwrap_or_else(|| "minrtt".into());
+    if sched::by_name(&sched_name).is_none() {
+        return Err(cx.invalid(key("scheduler"), format!("unknown scheduler {sched_name:?}: allowed {}", names_of(sched::ALGORITHMS))));
+    }
+    for b in &f.backup {
+        if !paths.contains(b) {
+            return Err(cx.invalid(key("backup"), format!("{b:?} is not one of this flow's paths {paths:?}")));
+        }
+    }
+    let mut subflows = Vec::new();
+    for (j, p) in paths.iter().enumerate() {
+        let idx = topo.path_index(p).ok_or_else(|| {
+            let known: Vec<&str> = topo.paths.iter().map(|p| p.name.as_str()).collect();
+            cx.invalid(format!("flow[{i}].paths[{j}]"), format!("no link named {p:?}: allowed {known:?}"))
+        })?;
+        subflows.push((idx, f.backup.contains(p)));
+    }
+    let mut config = Config::default();
+    if let Some(s) = &f.send_buffer {
+        config.send_buffer = cx.field(&key("send_buffer"), parse_size(s))?;
+    }
+    if let Some(s) = &f.recv_buffer {
+        config.recv_buffer = cx.field(&key("recv_buffer"), parse_size(s))?;
+    }
+    if let Some(m) = f.mss {
+        if !(64..=9000).contains(&m) {
+            return Err(cx.invalid(key("mss"), format!("{m} is out of range: allowed 64 to 9000 bytes")));
+        }
+        config.mss = m;
+    }
+    for (k, v) in [("send_buffer", config.send_buffer), ("recv_buffer", config.recv_buffer)] {
+        if v < u64::from(config.mss) {
+            return Err(cx.invalid(key(k), format!("{v} bytes is smaller than one segment ({} bytes)", config.mss)));
+        }
+    }
+    if let Some(s) = &f.min_rto {
+        config.min_rto = cx.field(&key("min_rto"), parse_duration(s))?;
+    }
+    if let Some(n) = f.ack_every {
+        if !(1..=64).contains(&n) {
+            return Err(cx.invalid(key("ack_every"), format!("{n} is out of range: allowed 1 (no delayed ACKs) to 64")));
+        }
+        config.ack_every = n;
+    }
+    if let Some(s) = &f.max_ack_delay {
+        config.max_ack_delay = cx.field(&key("max_ack_delay"), parse_duration(s))?;
+    }
+    if let Some(n) = f.initial_window {
+        if !(1..=1000).contains(&n) {
+            return Err(cx.invalid(key("initial_window"), format!("{n} is out of range: allowed 1 to 1000 segments")));
+        }
+        config.initial_window = n;
+    }
+    let start = match &f.start {
+        Some(s) => Instant::ZERO + cx.field(&key("start"), parse_duration(s))?,
+        None => Instant::ZERO,
+    };
+    let size = match &f.size {
+        Some(s) => match cx.field(&key("size"), parse_size(s))? {
+            0 => return Err(cx.invalid(key("size"), "must be at least 1B")),
+            n => Some(n),
+        },
+        None => None,
+    };
+    Ok(FlowSpec {
+        name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+        cc: cc_name,
+        scheduler: sched_name,
+        config,
+        subflows,
+        start,
+        size,
+        verify_payload: f.verify_payload.unwrap_or(false),
+    })
+}
