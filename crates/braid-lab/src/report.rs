@@ -60,7 +60,7 @@ pub fn table(s: &Summary) -> String {
             l.name,
             l.rate_mbps,
             l.utilization * 100.0,
-            l.drops_queue,
+            l.drops_queue + l.drops_early,
             l.drops_random,
             l.drops_down
         );

@@ -71,6 +71,8 @@ pub struct LinkSummary {
     pub utilization: f64,
     pub bytes_sent: u64,
     pub drops_queue: u64,
+    /// Early drops by RED (0 on drop-tail links).
+    pub drops_early: u64,
     pub drops_random: u64,
     pub drops_down: u64,
 }
@@ -172,6 +174,7 @@ pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
             utilization: if secs > 0.0 { l.stats.bytes_sent as f64 * 8.0 / (l.spec.rate_bps as f64 * secs) } else { 0.0 },
             bytes_sent: l.stats.bytes_sent,
             drops_queue: l.stats.drops_queue,
+            drops_early: l.stats.drops_early,
             drops_random: l.stats.drops_random,
             drops_down: l.stats.drops_down,
         })

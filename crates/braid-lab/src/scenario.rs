@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use braid_proto::{cc, sched, Config, Duration, Instant};
-use braid_sim::{FlowSpec, LinkParams, QueueLimit, Topology};
+use braid_sim::{FlowSpec, LinkParams, QueueLimit, Red, Topology};
 use serde::Deserialize;
 
 use crate::units::{parse_duration, parse_loss, parse_queue, parse_rate, parse_size, QueueSize};
@@ -79,6 +79,7 @@ struct RawLink {
     rtt: Option<String>,
     loss: Option<toml::Value>,
     queue: Option<String>,
+    aqm: Option<String>,
     #[serde(default)]
     down: Vec<RawOutage>,
 }
@@ -199,14 +200,16 @@ fn link_params(cx: &Ctx, key: &str, l: &RawLink, default_name: &str) -> Result<L
         }
         outages.push((Instant::ZERO + from, Instant::ZERO + to));
     }
-    Ok(LinkParams {
-        name: l.name.clone().unwrap_or_else(|| default_name.to_string()),
-        rate_bps,
-        rtt,
-        loss,
-        queue: queue_limit(queue, rate_bps, rtt),
-        outages,
-    })
+    let queue = queue_limit(queue, rate_bps, rtt);
+    let red = match l.aqm.as_deref().unwrap_or("droptail") {
+        "droptail" => None,
+        "red" => Some(Red::for_limit(match queue {
+            QueueLimit::Packets(n) => f64::from(n),
+            QueueLimit::Bytes(b) => b as f64 / 1500.0,
+        })),
+        other => return Err(cx.invalid(format!("{key}.aqm"), format!("unknown queue discipline {other:?}: allowed \"droptail\", \"red\""))),
+    };
+    Ok(LinkParams { name: l.name.clone().unwrap_or_else(|| default_name.to_string()), rate_bps, rtt, loss, queue, outages, red })
 }
 
 /// Smallest queue a BDP-relative size resolves to, so zero-delay links

@@ -24,8 +24,10 @@ pub struct AckTracker {
 }
 
 impl AckTracker {
-    /// Records `pn`; returns false if it was a duplicate.
-    pub fn on_packet(&mut self, now: Instant, pn: u64, ack_every: u32, max_delay: Duration) -> bool {
+    /// Records `pn`, after moving the cumulative point up to the sender's
+    /// `floor`; returns false if `pn` was a duplicate.
+    pub fn on_packet(&mut self, now: Instant, pn: u64, floor: u64, ack_every: u32, max_delay: Duration) -> bool {
+        self.advance_floor(floor);
         self.last_pn = pn;
         let fresh = self.insert(pn);
         self.unacked += 1;
@@ -35,6 +37,22 @@ impl AckTracker {
             self.deadline = Some(now + max_delay);
         }
         fresh
+    }
+
+    /// Packet numbers below `floor` will never be sent again: stop waiting.
+    fn advance_floor(&mut self, floor: u64) {
+        if floor <= self.cumulative {
+            return;
+        }
+        self.cumulative = floor;
+        let keep = self.ranges.partition_point(|&(_, end)| end <= floor);
+        self.ranges.drain(..keep);
+        if let Some(&(start, end)) = self.ranges.first() {
+            if start <= self.cumulative {
+                self.cumulative = end;
+                self.ranges.remove(0);
+            }
+        }
     }
 
     fn insert(&mut self, pn: u64) -> bool {
@@ -134,10 +152,10 @@ mod tests {
     fn in_order_packets_are_acked_every_second_or_after_delay() {
         let mut t = AckTracker::default();
         let now = Instant::ZERO;
-        assert!(t.on_packet(now, 0, 2, D));
+        assert!(t.on_packet(now, 0, 0, 2, D));
         assert!(!t.ack_due(now));
         assert!(t.ack_due(now + D));
-        assert!(t.on_packet(now, 1, 2, D));
+        assert!(t.on_packet(now, 1, 0, 2, D));
         assert!(t.ack_due(now));
         let (cum, _, n) = t.take_ack();
         assert_eq!((cum, n), (2, 0));
@@ -149,16 +167,34 @@ mod tests {
         let mut t = AckTracker::default();
         let now = Instant::ZERO;
         for pn in [0, 2, 3, 6, 4] {
-            t.on_packet(now, pn, 2, D);
+            t.on_packet(now, pn, 0, 2, D);
         }
         assert!(t.ack_due(now));
         let (cum, blocks, n) = t.take_ack();
         assert_eq!(cum, 1);
         assert_eq!(&blocks[..n as usize], &[(2, 5), (6, 7)]);
-        assert!(!t.on_packet(now, 3, 2, D), "duplicate");
-        t.on_packet(now, 1, 2, D);
-        t.on_packet(now, 5, 2, D);
+        assert!(!t.on_packet(now, 3, 0, 2, D), "duplicate");
+        t.on_packet(now, 1, 0, 2, D);
+        t.on_packet(now, 5, 0, 2, D);
         let (cum, _, n) = t.take_ack();
         assert_eq!((cum, n), (7, 0));
+    }
+
+    #[test]
+    fn sender_floor_closes_holes_that_will_never_fill() {
+        let mut t = AckTracker::default();
+        let now = Instant::ZERO;
+        for pn in [0, 2, 3, 5, 6] {
+            t.on_packet(now, pn, 0, 2, D);
+        }
+        // Packet 1 was lost and its data re-sent as packet 7; the sender now
+        // waits for nothing below 4.
+        t.on_packet(now, 7, 4, 2, D);
+        let (cum, blocks, n) = t.take_ack();
+        assert_eq!((cum, n), (4, 1));
+        assert_eq!(blocks[0], (5, 8));
+        t.on_packet(now, 8, 5, 2, D);
+        let (cum, _, n) = t.take_ack();
+        assert_eq!((cum, n), (9, 0));
     }
 }

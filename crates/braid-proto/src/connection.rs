@@ -238,7 +238,7 @@ impl Connection {
     fn on_data(&mut self, now: Instant, i: usize, d: DataFrame) {
         let (ack_every, delay) = (self.config.ack_every, self.config.max_ack_delay);
         let sf = &mut self.subflows[i];
-        sf.receiver.on_packet(now, d.pn, ack_every, delay);
+        sf.receiver.on_packet(now, d.pn, d.pn_floor, ack_every, delay);
         if d.len == 0 {
             // A probe: answer at once.
             sf.receiver.request_immediate();
@@ -477,11 +477,12 @@ impl Connection {
 
     fn send_data(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Packet {
         let rto = self.rto_of(i);
+        let pn_floor = self.subflows[i].pn_floor();
         let pn = self.subflows[i].on_sent(now, dsn, len, rto);
         let payload = match self.send.payload(dsn, len) {
             Chunk::Bytes(b) if len > 0 => b,
             _ => Vec::new(),
         };
-        Packet { subflow: i as u8, frame: Frame::Data(DataFrame { pn, dsn, len, payload }) }
+        Packet { subflow: i as u8, frame: Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload }) }
     }
 }

@@ -33,6 +33,10 @@ pub struct DataFrame {
     /// Subflow packet number: every transmission, retransmissions included,
     /// gets a fresh one, so an acknowledgement is never ambiguous.
     pub pn: u64,
+    /// The sender no longer waits for packet numbers below this one (they
+    /// were acknowledged or declared lost and their data re-sent under new
+    /// numbers), so the receiver moves its cumulative point up to it.
+    pub pn_floor: u64,
     /// Data sequence number of the first byte.
     pub dsn: u64,
     pub len: u32,

@@ -156,10 +156,7 @@ impl Subflow {
                 self.mark_acked(pn, &mut out, &mut newest);
             }
         }
-        while self.sent.front().is_some_and(|p| p.state != State::InFlight) {
-            self.sent.pop_front();
-            self.base_pn += 1;
-        }
+        self.pop_resolved();
         if let Some(pn) = newest {
             if self.largest_acked.is_none_or(|l| pn > l) {
                 self.largest_acked = Some(pn);
@@ -173,10 +170,10 @@ impl Subflow {
             self.rtt.on_sample(r);
         }
         out.congestion_event = self.detect_losses(dupthresh);
-        if let (Some(end), Some(largest)) = (self.recovery_end, self.largest_acked) {
-            if largest >= end && !out.congestion_event {
-                self.recovery_end = None;
-            }
+        // RFC 6582: recovery ends once everything sent before it is resolved
+        // (acknowledged or declared lost), not when a retransmission is acknowledged.
+        if self.recovery_end.is_some_and(|end| self.base_pn >= end) {
+            self.recovery_end = None;
         }
         if out.packets_acked > 0 {
             self.rto_backoff = 0;
@@ -232,7 +229,22 @@ impl Subflow {
             }
         }
         self.loss_scan_pn = self.loss_scan_pn.max(limit);
+        self.pop_resolved();
         event
+    }
+
+    /// Drops acknowledged or lost packets from the front of the scoreboard.
+    fn pop_resolved(&mut self) {
+        while self.sent.front().is_some_and(|p| p.state != State::InFlight) {
+            self.sent.pop_front();
+            self.base_pn += 1;
+        }
+    }
+
+    /// Lowest packet number still in flight: every packet below it is
+    /// acknowledged or declared lost, so the receiver need not wait for it.
+    pub fn pn_floor(&self) -> u64 {
+        self.base_pn
     }
 
     /// The retransmission timer fired: everything in flight is lost. Returns
@@ -249,6 +261,7 @@ impl Subflow {
         }
         self.bytes_in_flight = 0;
         self.loss_scan_pn = self.next_pn;
+        self.pop_resolved();
         self.recovery_end = Some(self.next_pn);
         self.potentially_failed = true;
         self.rto_backoff += 1;

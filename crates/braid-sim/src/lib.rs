@@ -10,7 +10,7 @@ mod metrics;
 mod sim;
 pub mod topology;
 
-pub use link::{LinkSpec, LinkStats, QueueLimit};
+pub use link::{LinkSpec, LinkStats, QueueLimit, Red};
 pub use metrics::{LinkSample, Recorder, SubflowSample};
 pub use sim::{BuildError, FlowOutcome, FlowSpec, Sim};
 pub use topology::{LinkParams, Path, Topology};

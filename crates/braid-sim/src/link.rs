@@ -1,7 +1,17 @@
-//! A unidirectional link: a drop-tail queue feeding a serialiser of fixed
-//! rate, then a fixed propagation delay. Random loss is drawn when a packet
-//! is accepted onto the link; a link that is down drops everything offered
-//! and flushes its queue.
+//! A unidirectional link: a queue feeding a serialiser of fixed rate, then a
+//! fixed propagation delay. Random loss is drawn when a packet is offered;
+//! a link that is down drops everything offered and flushes its queue.
+//!
+//! The queue is drop-tail, optionally with RED in front (Floyd & Jacobson,
+//! "Random Early Detection Gateways for Congestion Avoidance", 1993, with
+//! the "gentle" extension): the average queue length is an EWMA updated on
+//! every arrival and decayed over idle time as in the paper; the early-drop
+//! probability rises linearly from 0 at `min_th` to `max_p` at `max_th`, and
+//! on to 1 at `2 max_th`. Deviation: the paper spreads drops with a count
+//! since the last drop (p_a = p_b / (1 - count p_b)); Braid uses p_b as is.
+//! RED exists here because a deterministic drop-tail queue shared by a few
+//! flows shows phase effects (Floyd & Jacobson 1991): which flow loses a
+//! packet depends on timing, not on its rate.
 
 use std::collections::VecDeque;
 
@@ -16,6 +26,39 @@ pub enum QueueLimit {
     Bytes(u64),
 }
 
+/// RED parameters, queue lengths in packets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Red {
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+    /// EWMA weight w_q.
+    pub weight: f64,
+}
+
+impl Red {
+    /// Floyd's recommended shape for a buffer of `limit` packets: max_th = 3
+    /// min_th, with the gentle region ending at the buffer limit; w_q = 0.002,
+    /// max_p = 0.1.
+    pub fn for_limit(limit_packets: f64) -> Red {
+        let max_th = (limit_packets / 2.0).max(3.0);
+        Red { min_th: max_th / 3.0, max_th, max_p: 0.1, weight: 0.002 }
+    }
+
+    /// Early-drop probability at average queue `avg` (gentle RED).
+    pub fn drop_probability(&self, avg: f64) -> f64 {
+        if avg < self.min_th {
+            0.0
+        } else if avg < self.max_th {
+            self.max_p * (avg - self.min_th) / (self.max_th - self.min_th)
+        } else if avg < 2.0 * self.max_th {
+            self.max_p + (1.0 - self.max_p) * (avg - self.max_th) / self.max_th
+        } else {
+            1.0
+        }
+    }
+}
+
 /// Static description of a link.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkSpec {
@@ -27,6 +70,8 @@ pub struct LinkSpec {
     pub loss: f64,
     /// Intervals `[down, up)` during which the link carries nothing.
     pub outages: Vec<(Instant, Instant)>,
+    /// Random early detection in front of the drop-tail limit.
+    pub red: Option<Red>,
 }
 
 /// Counters per link, cumulative from the start of the run.
@@ -35,6 +80,8 @@ pub struct LinkStats {
     pub packets_sent: u64,
     pub bytes_sent: u64,
     pub drops_queue: u64,
+    /// Early drops by RED.
+    pub drops_early: u64,
     pub drops_random: u64,
     pub drops_down: u64,
 }
@@ -57,13 +104,16 @@ pub struct Link {
     /// Packets waiting, with their wire sizes.
     queue: VecDeque<(u32, u32)>,
     queue_bytes: u64,
+    /// RED's average queue length, and when the link last went idle.
+    red_avg: f64,
+    idle_since: Option<Instant>,
     rng: ChaCha8Rng,
     pub stats: LinkStats,
 }
 
 impl Link {
     pub fn new(spec: LinkSpec, rng: ChaCha8Rng) -> Self {
-        Link { spec, up: true, in_service: None, queue: VecDeque::new(), queue_bytes: 0, rng, stats: LinkStats::default() }
+        Link { spec, up: true, in_service: None, queue: VecDeque::new(), queue_bytes: 0, red_avg: 0.0, idle_since: Some(Instant::ZERO), rng, stats: LinkStats::default() }
     }
 
     pub fn serialisation(&self, bytes: u32) -> Duration {
@@ -87,7 +137,12 @@ impl Link {
             self.stats.drops_random += 1;
             return Offer::Dropped;
         }
+        if self.red_drops(now) {
+            self.stats.drops_early += 1;
+            return Offer::Dropped;
+        }
         if self.in_service.is_none() {
+            self.idle_since = None;
             self.in_service = Some(id);
             self.count_sent(bytes);
             return Offer::Transmitting(now + self.serialisation(bytes));
@@ -109,6 +164,9 @@ impl Link {
     /// time of the next one if the queue had one.
     pub fn complete(&mut self, now: Instant) -> (Option<u32>, Option<Instant>) {
         let done = self.in_service.take();
+        if self.queue.is_empty() {
+            self.idle_since = Some(now);
+        }
         let next = self.queue.pop_front().map(|(id, bytes)| {
             self.queue_bytes -= u64::from(bytes);
             self.count_sent(bytes);
@@ -116,6 +174,20 @@ impl Link {
             now + self.serialisation(bytes)
         });
         (done, next)
+    }
+
+    /// Updates RED's average and draws an early drop.
+    fn red_drops(&mut self, now: Instant) -> bool {
+        let Some(red) = self.spec.red else { return false };
+        let q = self.queue.len() as f64;
+        if let Some(idle) = self.idle_since {
+            // Decay as if `m` small packets had been served while idle.
+            let m = (now - idle).as_nanos() as f64 / self.serialisation(1500).as_nanos().max(1) as f64;
+            self.red_avg *= (1.0 - red.weight).powf(m);
+        }
+        self.red_avg = (1.0 - red.weight) * self.red_avg + red.weight * q;
+        let p = red.drop_probability(self.red_avg);
+        p > 0.0 && self.rng.gen::<f64>() < p
     }
 
     fn count_sent(&mut self, bytes: u32) {
@@ -145,6 +217,7 @@ mod tests {
             queue,
             loss,
             outages: vec![],
+            red: None,
         };
         Link::new(spec, ChaCha8Rng::seed_from_u64(1))
     }
@@ -172,5 +245,28 @@ mod tests {
         let mut lossy = link(QueueLimit::Packets(u32::MAX), 0.1);
         let dropped = (0..10_000).filter(|&i| lossy.offer(Instant::ZERO, i, 100) == Offer::Dropped).count();
         assert!((850..1150).contains(&dropped), "{dropped} of 10000 at p = 0.1");
+    }
+
+    #[test]
+    fn red_probability_follows_the_gentle_ramp() {
+        let red = Red { min_th: 10.0, max_th: 30.0, max_p: 0.1, weight: 0.002 };
+        assert_eq!(red.drop_probability(5.0), 0.0);
+        assert!((red.drop_probability(20.0) - 0.05).abs() < 1e-12);
+        assert!((red.drop_probability(45.0) - 0.55).abs() < 1e-12);
+        assert_eq!(red.drop_probability(60.0), 1.0);
+        assert_eq!(Red::for_limit(90.0), Red { min_th: 15.0, max_th: 45.0, max_p: 0.1, weight: 0.002 });
+    }
+
+    #[test]
+    fn red_drops_early_under_a_standing_queue() {
+        let mut l = link(QueueLimit::Packets(100), 0.0);
+        l.spec.red = Some(Red::for_limit(100.0));
+        let t = Instant::ZERO;
+        // Offered far faster than served: the queue stands and RED must act
+        // before the 100-packet limit is reached.
+        for i in 0..5000 {
+            l.offer(t, i, 1000);
+        }
+        assert!(l.stats.drops_early > 0, "{:?}", l.stats);
     }
 }

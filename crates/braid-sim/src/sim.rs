@@ -435,7 +435,7 @@ impl Sim {
                 time: t,
                 link: i as u32,
                 bytes_sent: l.stats.bytes_sent,
-                drops: l.stats.drops_queue + l.stats.drops_random + l.stats.drops_down,
+                drops: l.stats.drops_queue + l.stats.drops_early + l.stats.drops_random + l.stats.drops_down,
                 queue_packets: l.queue_len() as u32,
             });
         }

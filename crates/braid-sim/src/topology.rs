@@ -6,7 +6,7 @@
 
 use braid_proto::{Duration, Instant};
 
-use crate::link::{LinkSpec, QueueLimit};
+use crate::link::{LinkSpec, QueueLimit, Red};
 
 /// Links plus named paths over them.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -34,6 +34,7 @@ pub struct LinkParams {
     pub loss: f64,
     pub queue: QueueLimit,
     pub outages: Vec<(Instant, Instant)>,
+    pub red: Option<Red>,
 }
 
 /// Queue of reverse (ACK) links and of the uncongested core.
@@ -56,6 +57,7 @@ impl Topology {
             queue: p.queue,
             loss: p.loss,
             outages: p.outages.clone(),
+            red: p.red,
         });
         let rev = self.add_link(LinkSpec {
             name: format!("{}-rev", p.name),
@@ -64,6 +66,7 @@ impl Topology {
             queue: DEEP_QUEUE,
             loss: 0.0,
             outages: p.outages.clone(),
+            red: None,
         });
         (fwd, rev)
     }
@@ -85,6 +88,7 @@ pub fn hybrid_access(access: &[LinkParams], core_rate_bps: u64) -> Topology {
         loss: 0.0,
         queue: DEEP_QUEUE,
         outages: vec![],
+        red: None,
     };
     let (core_fwd, core_rev) = t.add_duplex(&core);
     for a in access {
@@ -109,6 +113,7 @@ pub fn dumbbell(bottleneck: &LinkParams, paths: &[(String, Duration)]) -> Topolo
             loss: 0.0,
             queue: DEEP_QUEUE,
             outages: vec![],
+            red: None,
         };
         let (fwd, rev) = t.add_duplex(&access);
         t.paths.push(Path { name: name.clone(), forward: vec![fwd, b_fwd], reverse: vec![b_rev, rev] });

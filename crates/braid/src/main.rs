@@ -108,28 +108,39 @@ fn cmd_run(file: &Option<PathBuf>, opts: RunOptions, out: Option<PathBuf>, json:
     let (sim, summary) = run(&scenario, opts, &mut |f| bar.set_position((f * 1000.0) as u64)).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     if json {
-        println!("{}", serde_json::to_string(&summary).map_err(|e| e.to_string())?);
+        emit(&(serde_json::to_string(&summary).map_err(|e| e.to_string())? + "\n"));
     } else {
-        print!("{}", report::table(&summary));
+        emit(&report::table(&summary));
     }
     if let Some(dir) = out {
         report::write_results(&dir, &summary, &sim, &scenario.flow_paths).map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
         if !json {
-            println!("\nresults written to {}", dir.display());
+            emit(&format!("\nresults written to {}\n", dir.display()));
         }
     }
     Ok(())
 }
 
+/// Writes to stdout; a closed pipe (`braid run | head`) ends the program
+/// quietly instead of panicking like `print!` would.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if out.write_all(text.as_bytes()).and_then(|()| out.flush()).is_err() {
+        std::process::exit(0);
+    }
+}
+
 fn cmd_list() {
-    println!("congestion controllers (flow key `cc`):");
+    let mut text = String::from("congestion controllers (flow key `cc`):\n");
     for (name, what) in cc::ALGORITHMS {
-        println!("  {name:<12} {what}");
+        text += &format!("  {name:<12} {what}\n");
     }
-    println!("\nschedulers (flow key `scheduler`):");
+    text += "\nschedulers (flow key `scheduler`):\n";
     for (name, what) in sched::ALGORITHMS {
-        println!("  {name:<12} {what}");
+        text += &format!("  {name:<12} {what}\n");
     }
+    emit(&text);
 }
 
 fn cmd_bench(file: &Option<PathBuf>, repeat: u32) -> Result<(), String> {
@@ -146,10 +157,12 @@ fn cmd_bench(file: &Option<PathBuf>, repeat: u32) -> Result<(), String> {
     }
     walls.sort_by(f64::total_cmp);
     let (best, median) = (walls[0], walls[walls.len() / 2]);
-    println!("scenario          {}", scenario.name);
-    println!("simulated         {:.1} s", scenario.duration.as_secs_f64());
-    println!("events per run    {events}");
-    println!("wall time         best {best:.3} s, median {median:.3} s");
-    println!("speed             {:.2} M events/s (best), {:.1}x real time", events as f64 / best / 1e6, scenario.duration.as_secs_f64() / best);
+    emit(&format!(
+        "scenario          {}\nsimulated         {:.1} s\nevents per run    {events}\nwall time         best {best:.3} s, median {median:.3} s\nspeed             {:.2} M events/s (best), {:.1}x real time\n",
+        scenario.name,
+        scenario.duration.as_secs_f64(),
+        events as f64 / best / 1e6,
+        scenario.duration.as_secs_f64() / best
+    ));
     Ok(())
 }

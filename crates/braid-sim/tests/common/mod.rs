@@ -16,6 +16,7 @@ pub fn link(name: &str, mbit: u64, rtt_ms: u64, loss: f64) -> LinkParams {
         loss,
         queue: QueueLimit::Packets(bdp_packets),
         outages: vec![],
+        red: None,
     }
 }
 

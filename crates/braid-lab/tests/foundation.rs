@@ -1,0 +1,241 @@
+//! The foundation's acceptance tests: whole scenarios through parser,
+//! simulator and protocol core. Each prints the figures it checks.
+
+use braid_lab::{parse, run, RunOptions, Summary};
+use braid_proto::Duration;
+
+fn simulate(toml: &str) -> Summary {
+    let scenario = parse(toml, "test.toml").unwrap_or_else(|e| panic!("{e}"));
+    run(&scenario, RunOptions::default(), &mut |_| {}).expect("builds").1
+}
+
+fn simulate_seed(toml: &str, seed: u64) -> Summary {
+    let scenario = parse(toml, "test.toml").unwrap();
+    run(&scenario, RunOptions { seed: Some(seed), duration: None }, &mut |_| {}).unwrap().1
+}
+
+/// 1. Random payload bytes arrive exactly once and in order over two paths,
+/// one with 1% loss and one with ten times the RTT.
+#[test]
+fn integrity_over_lossy_path_and_tenfold_rtt() {
+    let s = simulate(
+        r#"
+        duration = "120s"
+        [topology]
+        kind = "hybrid-access"
+        [[topology.link]]
+        name = "fast-lossy"
+        rate = "50Mbit"
+        rtt = "10ms"
+        loss = "1%"
+        [[topology.link]]
+        name = "slow"
+        rate = "50Mbit"
+        rtt = "100ms"
+        [[flow]]
+        cc = "lia"
+        size = "20MB"
+        verify_payload = true
+        "#,
+    );
+    let f = &s.flows[0];
+    println!(
+        "delivered {} of 20000000 bytes in {:?} s, corrupted {}, retransmissions {:?}",
+        f.bytes_delivered,
+        f.completion_time_s,
+        f.corrupted_bytes,
+        f.subflows.iter().map(|s| s.retransmissions).collect::<Vec<_>>()
+    );
+    assert!(f.completion_time_s.is_some(), "transfer did not complete");
+    assert_eq!(f.bytes_delivered, 20_000_000, "every byte delivered exactly once");
+    assert_eq!(f.corrupted_bytes, 0, "bytes arrive unchanged and in order");
+    assert!(f.subflows[0].retransmissions > 0, "the lossy path really lost packets");
+    assert!(f.subflows.iter().all(|s| s.bytes_delivered > 0), "both paths carried data");
+}
+
+const LOSSY: &str = r#"
+    name = "determinism"
+    duration = "5s"
+    [topology]
+    kind = "hybrid-access"
+    [[topology.link]]
+    rate = "100Mbit"
+    rtt = "10ms"
+    loss = "0.5%"
+    [[topology.link]]
+    rate = "50Mbit"
+    rtt = "30ms"
+    loss = "0.1%"
+    [[flow]]
+    cc = "lia"
+    "#;
+
+/// 2. Same scenario and seed: byte-identical JSON. Another seed: different.
+#[test]
+fn same_seed_same_json_other_seed_differs() {
+    let a = serde_json::to_string(&simulate_seed(LOSSY, 7)).unwrap();
+    let b = serde_json::to_string(&simulate_seed(LOSSY, 7)).unwrap();
+    let c = serde_json::to_string(&simulate_seed(LOSSY, 8)).unwrap();
+    println!("seed 7: {} bytes of JSON; seed 8 differs: {}", a.len(), a != c);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+/// 3. Two equal 100 Mbit/s paths, uncoupled Reno, ample buffers: >= 90% of 200 Mbit/s.
+#[test]
+fn aggregation_of_two_equal_paths() {
+    let s = simulate(
+        r#"
+        duration = "30s"
+        [topology]
+        kind = "hybrid-access"
+        [[topology.link]]
+        rate = "100Mbit"
+        rtt = "10ms"
+        queue = "1bdp"
+        [[topology.link]]
+        rate = "100Mbit"
+        rtt = "10ms"
+        queue = "1bdp"
+        [[flow]]
+        cc = "reno"
+        "#,
+    );
+    let f = &s.flows[0];
+    println!("aggregate goodput {:.1} Mbit/s (subflows {:.1} + {:.1})", f.goodput_mbps, f.subflows[0].goodput_mbps, f.subflows[1].goodput_mbps);
+    assert!(f.goodput_mbps >= 180.0, "{:.1} Mbit/s is below 90% of 200", f.goodput_mbps);
+}
+
+/// Multipath share of a shared bottleneck against one single-path Reno flow,
+/// averaged over three seeds.
+fn shared_bottleneck(cc: &str, aqm: &str) -> f64 {
+    let toml = format!(
+        r#"
+        duration = "60s"
+        [topology]
+        kind = "dumbbell"
+        [topology.bottleneck]
+        rate = "50Mbit"
+        rtt = "20ms"
+        queue = "1bdp"
+        aqm = "{aqm}"
+        [[flow]]
+        name = "multipath"
+        cc = "{cc}"
+        subflows = 2
+        [[flow]]
+        name = "tcp"
+        cc = "reno"
+        subflows = 1
+        "#
+    );
+    let shares: Vec<f64> = (1..=3)
+        .map(|seed| {
+            let s = simulate_seed(&toml, seed);
+            let (mp, tcp) = (s.flows[0].goodput_mbps, s.flows[1].goodput_mbps);
+            println!("{cc} on {aqm}, seed {seed}: multipath {mp:.1} Mbit/s, single-path TCP {tcp:.1} Mbit/s");
+            mp / (mp + tcp)
+        })
+        .collect();
+    let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+    println!("{cc} on {aqm}: mean multipath share {:.1}%", mean * 100.0);
+    mean
+}
+
+/// 4. Do no harm (RFC 6356 goal 2): LIA takes about one TCP share of a
+/// shared bottleneck; uncoupled Reno with two subflows takes about two.
+///
+/// The bottleneck runs RED: RFC 6356's argument assumes every packet of
+/// every flow sees the same loss probability, and a deterministic drop-tail
+/// queue shared by two flows does not give that (phase effects, Floyd and
+/// Jacobson 1991: shifting the TCP flow's start by 0.37 s moves LIA's share
+/// between about 46% and 66%). The drop-tail figures are printed for the record.
+#[test]
+fn do_no_harm_at_shared_bottleneck() {
+    let lia = shared_bottleneck("lia", "red");
+    let reno = shared_bottleneck("reno", "red");
+    shared_bottleneck("lia", "droptail");
+    assert!((0.40..=0.60).contains(&lia), "LIA share {lia:.3} outside 40-60%");
+    assert!((0.58..=0.76).contains(&reno), "uncoupled share {reno:.3} is not about two thirds");
+    assert!(reno > lia + 0.08, "uncoupled ({reno:.3}) should clearly beat LIA ({lia:.3})");
+}
+
+/// 5. A path goes down mid-transfer: the sized transfer still completes with
+/// every byte intact, and the traffic moves to the surviving path.
+#[test]
+fn path_failure_mid_transfer() {
+    let s = simulate(
+        r#"
+        duration = "60s"
+        [topology]
+        kind = "hybrid-access"
+        [[topology.link]]
+        name = "L1"
+        rate = "20Mbit"
+        rtt = "20ms"
+        [[topology.link]]
+        name = "L2"
+        rate = "20Mbit"
+        rtt = "20ms"
+        down = [{ from = "2s", to = "1000s" }]
+        [[flow]]
+        cc = "lia"
+        size = "15MB"
+        verify_payload = true
+        "#,
+    );
+    let f = &s.flows[0];
+    let (l1, l2) = (f.subflows[0].bytes_delivered, f.subflows[1].bytes_delivered);
+    println!(
+        "completed in {:?} s; L1 carried {l1} B, L2 carried {l2} B (down from 2 s); reinjected {} B; L2 RTOs {}",
+        f.completion_time_s, f.reinjected_bytes, f.subflows[1].rtos
+    );
+    assert!(f.completion_time_s.is_some(), "transfer did not survive the path failure");
+    assert_eq!((f.bytes_delivered, f.corrupted_bytes), (15_000_000, 0));
+    // L2 could carry at most ~2 s x 20 Mbit/s = 5 MB before failing.
+    assert!(l2 > 0 && l2 < 5_000_000, "L2 carried {l2}");
+    assert!(l1 > 10_000_000, "L1 took over, carried {l1}");
+    assert!(f.reinjected_bytes > 0, "stranded data was reinjected");
+    assert!(f.subflows[1].rtos > 0);
+    assert!(s.links.iter().find(|l| l.name == "L2").unwrap().drops_down > 0);
+}
+
+/// 6. A small receive buffer caps goodput near window / RTT, and the
+/// transfer neither loses bytes nor stalls.
+#[test]
+fn receive_window_limits_goodput() {
+    let s = simulate(
+        r#"
+        duration = "60s"
+        [topology]
+        kind = "hybrid-access"
+        [[topology.link]]
+        rate = "100Mbit"
+        rtt = "40ms"
+        [[topology.link]]
+        rate = "100Mbit"
+        rtt = "40ms"
+        [[flow]]
+        cc = "reno"
+        recv_buffer = "64KiB"
+        size = "10MB"
+        verify_payload = true
+        "#,
+    );
+    let f = &s.flows[0];
+    // At most one window per RTT: 65536 B / 40 ms = 13.1 Mbit/s.
+    let cap = 65536.0 * 8.0 / 0.040 / 1e6;
+    println!("goodput {:.2} Mbit/s with a 64 KiB window over 40 ms paths (cap {cap:.2}); done in {:?} s", f.goodput_mbps, f.completion_time_s);
+    assert!(f.completion_time_s.is_some(), "stalled");
+    assert_eq!((f.bytes_delivered, f.corrupted_bytes), (10_000_000, 0));
+    assert!(f.goodput_mbps <= cap * 1.02, "exceeds what the window allows");
+    assert!(f.goodput_mbps >= cap * 0.5, "far below the window limit: {:.2}", f.goodput_mbps);
+}
+
+/// Options from the command line override the file.
+#[test]
+fn duration_override_is_honoured() {
+    let scenario = parse(LOSSY, "t.toml").unwrap();
+    let (_, s) = run(&scenario, RunOptions { seed: None, duration: Some(Duration::from_secs(1)) }, &mut |_| {}).unwrap();
+    assert_eq!(s.duration_s, 1.0);
+}
