@@ -12,14 +12,20 @@ use crate::run::Summary;
 /// The summary as an aligned text table.
 pub fn table(s: &Summary) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "scenario {}  seed {}  simulated {:.3} s  ({} events)", s.scenario, s.seed, s.duration_s, s.events);
+    let _ = writeln!(
+        out,
+        "scenario {}  seed {}  simulated {:.3} s  ({} events)",
+        s.scenario, s.seed, s.duration_s, s.events
+    );
     let _ = writeln!(
         out,
         "\n{:<14} {:<6} {:<8} {:>10} {:>12} {:>9} {:>10} {:>10}",
         "flow/path", "cc", "sched", "Mbit/s", "bytes", "retx", "srtt ms", "done s"
     );
     for f in &s.flows {
-        let done = f.completion_time_s.map_or_else(|| if f.size_bytes.is_some() { "no".into() } else { "-".into() }, |t| format!("{t:.3}"));
+        let done = f
+            .completion_time_s
+            .map_or_else(|| if f.size_bytes.is_some() { "no".into() } else { "-".into() }, |t| format!("{t:.3}"));
         let _ = writeln!(
             out,
             "{:<14} {:<6} {:<8} {:>10.2} {:>12} {:>9} {:>10} {:>10}",
@@ -52,7 +58,11 @@ pub fn table(s: &Summary) -> String {
             let _ = writeln!(out, "  !! {} corrupted bytes", f.corrupted_bytes);
         }
     }
-    let _ = writeln!(out, "\n{:<14} {:>10} {:>8} {:>10} {:>10} {:>10}", "link", "Mbit/s", "util", "q-drops", "rnd-drops", "down-drops");
+    let _ = writeln!(
+        out,
+        "\n{:<14} {:>10} {:>8} {:>10} {:>10} {:>10}",
+        "link", "Mbit/s", "util", "q-drops", "rnd-drops", "down-drops"
+    );
     for l in s.links.iter().filter(|l| l.bytes_sent > 0 || l.drops_down > 0) {
         let _ = writeln!(
             out,
@@ -76,7 +86,10 @@ pub fn write_results(dir: &Path, summary: &Summary, sim: &Sim, flow_paths: &[Vec
 
     let rec = sim.recorder();
     let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("subflows.csv"))?);
-    writeln!(w, "time_s,flow,path,goodput_mbps,cwnd_bytes,srtt_ms,in_flight_bytes,retransmissions,ooo_bytes,delivered_bytes")?;
+    writeln!(
+        w,
+        "time_s,flow,path,goodput_mbps,cwnd_bytes,srtt_ms,in_flight_bytes,retransmissions,ooo_bytes,delivered_bytes"
+    )?;
     // Rows come in time order; remember each subflow's previous row to turn
     // cumulative counters into per-interval goodput.
     let mut prev: Vec<Vec<Option<(f64, u64)>>> = flow_paths.iter().map(|p| vec![None; p.len()]).collect();
@@ -110,7 +123,9 @@ pub fn write_results(dir: &Path, summary: &Summary, sim: &Sim, flow_paths: &[Vec
         let l = r.link as usize;
         let t = r.time.as_secs_f64();
         let util = match prev[l] {
-            Some((t0, b0)) if t > t0 => (r.bytes_sent - b0) as f64 * 8.0 / ((t - t0) * sim.links()[l].spec.rate_bps as f64),
+            Some((t0, b0)) if t > t0 => {
+                (r.bytes_sent - b0) as f64 * 8.0 / ((t - t0) * sim.links()[l].spec.rate_bps as f64)
+            }
             _ => 0.0,
         };
         prev[l] = Some((t, r.bytes_sent));

@@ -171,7 +171,11 @@ pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
         .map(|l| LinkSummary {
             name: l.spec.name.clone(),
             rate_mbps: l.spec.rate_bps as f64 / 1e6,
-            utilization: if secs > 0.0 { l.stats.bytes_sent as f64 * 8.0 / (l.spec.rate_bps as f64 * secs) } else { 0.0 },
+            utilization: if secs > 0.0 {
+                l.stats.bytes_sent as f64 * 8.0 / (l.spec.rate_bps as f64 * secs)
+            } else {
+                0.0
+            },
             bytes_sent: l.stats.bytes_sent,
             drops_queue: l.stats.drops_queue,
             drops_early: l.stats.drops_early,
@@ -179,5 +183,13 @@ pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
             drops_down: l.stats.drops_down,
         })
         .collect();
-    Summary { schema: SUMMARY_SCHEMA, scenario: scenario.name.clone(), seed, duration_s: secs, flows, links, events: sim.events_run() }
+    Summary {
+        schema: SUMMARY_SCHEMA,
+        scenario: scenario.name.clone(),
+        seed,
+        duration_s: secs,
+        flows,
+        links,
+        events: sim.events_run(),
+    }
 }

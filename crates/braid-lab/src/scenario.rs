@@ -138,7 +138,8 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 
 /// Validates scenario `text`; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
-    let raw: RawScenario = toml::from_str(text).map_err(|e| ScenarioError::Syntax { file: file.to_string(), message: e.to_string().trim_end().to_string() })?;
+    let raw: RawScenario = toml::from_str(text)
+        .map_err(|e| ScenarioError::Syntax { file: file.to_string(), message: e.to_string().trim_end().to_string() })?;
     let cx = Ctx { file };
     let duration = match &raw.duration {
         Some(d) => cx.field("duration", parse_duration(d))?,
@@ -207,9 +208,22 @@ fn link_params(cx: &Ctx, key: &str, l: &RawLink, default_name: &str) -> Result<L
             QueueLimit::Packets(n) => f64::from(n),
             QueueLimit::Bytes(b) => b as f64 / 1500.0,
         })),
-        other => return Err(cx.invalid(format!("{key}.aqm"), format!("unknown queue discipline {other:?}: allowed \"droptail\", \"red\""))),
+        other => {
+            return Err(cx.invalid(
+                format!("{key}.aqm"),
+                format!("unknown queue discipline {other:?}: allowed \"droptail\", \"red\""),
+            ))
+        }
     };
-    Ok(LinkParams { name: l.name.clone().unwrap_or_else(|| default_name.to_string()), rate_bps, rtt, loss, queue, outages, red })
+    Ok(LinkParams {
+        name: l.name.clone().unwrap_or_else(|| default_name.to_string()),
+        rate_bps,
+        rtt,
+        loss,
+        queue,
+        outages,
+        red,
+    })
 }
 
 /// Smallest queue a BDP-relative size resolves to, so zero-delay links
@@ -232,16 +246,24 @@ fn build_topology(cx: &Ctx, raw: &RawScenario) -> Result<(Topology, Vec<Vec<Stri
     match t.kind.as_str() {
         "hybrid-access" => {
             if t.bottleneck.is_some() {
-                return Err(cx.invalid("topology.bottleneck", "belongs to kind = \"dumbbell\"; hybrid-access uses [[topology.link]]"));
+                return Err(cx.invalid(
+                    "topology.bottleneck",
+                    "belongs to kind = \"dumbbell\"; hybrid-access uses [[topology.link]]",
+                ));
             }
             if t.link.is_empty() {
-                return Err(cx.invalid("topology.link", "hybrid-access needs at least one [[topology.link]] access link"));
+                return Err(
+                    cx.invalid("topology.link", "hybrid-access needs at least one [[topology.link]] access link")
+                );
             }
             let mut access = Vec::new();
             for (i, l) in t.link.iter().enumerate() {
                 let p = link_params(cx, &format!("topology.link[{i}]"), l, &format!("L{}", i + 1))?;
                 if access.iter().any(|a: &LinkParams| a.name == p.name) || p.name == "L3" {
-                    return Err(cx.invalid(format!("topology.link[{i}].name"), format!("{:?} is already taken (L3 is the core link)", p.name)));
+                    return Err(cx.invalid(
+                        format!("topology.link[{i}].name"),
+                        format!("{:?} is already taken (L3 is the core link)", p.name),
+                    ));
                 }
                 access.push(p);
             }
@@ -253,7 +275,10 @@ fn build_topology(cx: &Ctx, raw: &RawScenario) -> Result<(Topology, Vec<Vec<Stri
             let mut flow_paths = Vec::new();
             for (i, f) in raw.flow.iter().enumerate() {
                 if f.subflows.is_some() || f.extra_rtt.is_some() {
-                    return Err(cx.invalid(format!("flow[{i}].subflows"), "hybrid-access flows choose access links with `paths = [\"L1\", ...]`"));
+                    return Err(cx.invalid(
+                        format!("flow[{i}].subflows"),
+                        "hybrid-access flows choose access links with `paths = [\"L1\", ...]`",
+                    ));
                 }
                 let paths = f.paths.clone().unwrap_or_else(|| access.iter().map(|a| a.name.clone()).collect());
                 if paths.is_empty() {
@@ -265,19 +290,28 @@ fn build_topology(cx: &Ctx, raw: &RawScenario) -> Result<(Topology, Vec<Vec<Stri
         }
         "dumbbell" => {
             if !t.link.is_empty() || t.core_rate.is_some() {
-                return Err(cx.invalid("topology.link", "belongs to kind = \"hybrid-access\"; dumbbell uses [topology.bottleneck]"));
+                return Err(cx.invalid(
+                    "topology.link",
+                    "belongs to kind = \"hybrid-access\"; dumbbell uses [topology.bottleneck]",
+                ));
             }
-            let b = t.bottleneck.as_ref().ok_or_else(|| cx.invalid("topology.bottleneck", "dumbbell needs a [topology.bottleneck] with at least `rate`"))?;
+            let b = t.bottleneck.as_ref().ok_or_else(|| {
+                cx.invalid("topology.bottleneck", "dumbbell needs a [topology.bottleneck] with at least `rate`")
+            })?;
             let bottleneck = link_params(cx, "topology.bottleneck", b, "bottleneck")?;
             let mut paths = Vec::new();
             let mut flow_paths = Vec::new();
             for (i, f) in raw.flow.iter().enumerate() {
                 if f.paths.is_some() {
-                    return Err(cx.invalid(format!("flow[{i}].paths"), "dumbbell flows set `subflows = N` instead of paths"));
+                    return Err(
+                        cx.invalid(format!("flow[{i}].paths"), "dumbbell flows set `subflows = N` instead of paths")
+                    );
                 }
                 let n = f.subflows.unwrap_or(1);
                 if !(1..=8).contains(&n) {
-                    return Err(cx.invalid(format!("flow[{i}].subflows"), format!("{n} is out of range: allowed 1 to 8")));
+                    return Err(
+                        cx.invalid(format!("flow[{i}].subflows"), format!("{n} is out of range: allowed 1 to 8"))
+                    );
                 }
                 let extra = match &f.extra_rtt {
                     Some(r) => cx.field(&format!("flow[{i}].extra_rtt"), parse_duration(r))?,
@@ -290,7 +324,9 @@ fn build_topology(cx: &Ctx, raw: &RawScenario) -> Result<(Topology, Vec<Vec<Stri
             }
             Ok((braid_sim::topology::dumbbell(&bottleneck, &paths), flow_paths))
         }
-        other => Err(cx.invalid("topology.kind", format!("unknown kind {other:?}: allowed \"hybrid-access\", \"dumbbell\""))),
+        other => {
+            Err(cx.invalid("topology.kind", format!("unknown kind {other:?}: allowed \"hybrid-access\", \"dumbbell\"")))
+        }
     }
 }
 
@@ -302,11 +338,17 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
     let key = |k: &str| format!("flow[{i}].{k}");
     let cc_name = f.cc.clone().unwrap_or_else(|| "lia".into());
     if cc::by_name(&cc_name).is_none() {
-        return Err(cx.invalid(key("cc"), format!("unknown congestion controller {cc_name:?}: allowed {}", names_of(cc::ALGORITHMS))));
+        return Err(cx.invalid(
+            key("cc"),
+            format!("unknown congestion controller {cc_name:?}: allowed {}", names_of(cc::ALGORITHMS)),
+        ));
     }
     let sched_name = f.scheduler.clone().unwrap_or_else(|| "minrtt".into());
     if sched::by_name(&sched_name).is_none() {
-        return Err(cx.invalid(key("scheduler"), format!("unknown scheduler {sched_name:?}: allowed {}", names_of(sched::ALGORITHMS))));
+        return Err(cx.invalid(
+            key("scheduler"),
+            format!("unknown scheduler {sched_name:?}: allowed {}", names_of(sched::ALGORITHMS)),
+        ));
     }
     for b in &f.backup {
         if !paths.contains(b) {

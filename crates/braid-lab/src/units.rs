@@ -17,7 +17,9 @@ pub enum QueueSize {
 
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+')).unwrap_or(s.len());
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
+        .unwrap_or(s.len());
     // "1e" would swallow the unit of "1eB"; units never start with 'e' here.
     let value: f64 = s[..end].parse().ok()?;
     value.is_finite().then(|| (value, s[end..].trim()))
@@ -49,7 +51,7 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         ("Gbps", 1e9),
     ];
     let bps = scaled(s, &units, "a rate")?;
-    if bps < 1.0 || bps > 1e13 {
+    if !(1.0..=1e13).contains(&bps) {
         return Err(format!("rate {s:?} is out of range: allowed 1bit to 10000Gbit"));
     }
     Ok(bps.round() as u64)
@@ -66,15 +68,23 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 /// Bytes; "KB"/"MB"/"GB" are decimal, "KiB"/"MiB"/"GiB" binary.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let units = [("B", 1.0), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0)];
+    let units =
+        [("B", 1.0), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0)];
     // Case matters between "MB" and "Mb"; compare exactly first.
-    let bytes = match split_number(s) {
-        Some((v, unit)) if v >= 0.0 => match units.iter().find(|(u, _)| *u == unit) {
-            Some((_, k)) => v * k,
-            None => return Err(format!("cannot read {s:?} as a size: expected a number followed by one of B, KB, MB, GB, KiB, MiB, GiB")),
-        },
-        _ => return Err(format!("cannot read {s:?} as a size: expected a number followed by one of B, KB, MB, GB, KiB, MiB, GiB")),
-    };
+    let bytes =
+        match split_number(s) {
+            Some((v, unit)) if v >= 0.0 => match units.iter().find(|(u, _)| *u == unit) {
+                Some((_, k)) => v * k,
+                None => return Err(format!(
+                    "cannot read {s:?} as a size: expected a number followed by one of B, KB, MB, GB, KiB, MiB, GiB"
+                )),
+            },
+            _ => {
+                return Err(format!(
+                    "cannot read {s:?} as a size: expected a number followed by one of B, KB, MB, GB, KiB, MiB, GiB"
+                ))
+            }
+        };
     if bytes > 1e15 {
         return Err(format!("size {s:?} is too large"));
     }
@@ -84,7 +94,8 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 pub fn parse_queue(s: &str) -> Result<QueueSize, String> {
     let t = s.trim();
     let lower = t.to_ascii_lowercase();
-    let expected = "expected packets (\"100p\"), bytes (\"64KB\") or a multiple of the path's bandwidth-delay product (\"1bdp\")";
+    let expected =
+        "expected packets (\"100p\"), bytes (\"64KB\") or a multiple of the path's bandwidth-delay product (\"1bdp\")";
     if let Some(n) = lower.strip_suffix("bdp") {
         return match n.trim().parse::<f64>() {
             Ok(k) if k.is_finite() && k > 0.0 && k <= 1000.0 => Ok(QueueSize::Bdp(k)),
@@ -108,10 +119,14 @@ pub fn parse_queue(s: &str) -> Result<QueueSize, String> {
 /// A loss probability: "0.5%" or a fraction in [0, 1).
 pub fn parse_loss(v: &toml::Value) -> Result<f64, String> {
     let p = match v {
-        toml::Value::String(s) => match s.trim().strip_suffix('%').map(|n| n.trim().parse::<f64>()) {
-            Some(Ok(pct)) => pct / 100.0,
-            _ => return Err(format!("cannot read {s:?} as a loss rate: expected a percentage like \"0.5%\" or a fraction like 0.005")),
-        },
+        toml::Value::String(s) => {
+            match s.trim().strip_suffix('%').map(|n| n.trim().parse::<f64>()) {
+                Some(Ok(pct)) => pct / 100.0,
+                _ => return Err(format!(
+                    "cannot read {s:?} as a loss rate: expected a percentage like \"0.5%\" or a fraction like 0.005"
+                )),
+            }
+        }
         toml::Value::Float(f) => *f,
         toml::Value::Integer(i) => *i as f64,
         other => return Err(format!("a loss rate must be a percentage string or a number, not {}", other.type_str())),

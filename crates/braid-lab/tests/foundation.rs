@@ -102,7 +102,10 @@ fn aggregation_of_two_equal_paths() {
         "#,
     );
     let f = &s.flows[0];
-    println!("aggregate goodput {:.1} Mbit/s (subflows {:.1} + {:.1})", f.goodput_mbps, f.subflows[0].goodput_mbps, f.subflows[1].goodput_mbps);
+    println!(
+        "aggregate goodput {:.1} Mbit/s (subflows {:.1} + {:.1})",
+        f.goodput_mbps, f.subflows[0].goodput_mbps, f.subflows[1].goodput_mbps
+    );
     assert!(f.goodput_mbps >= 180.0, "{:.1} Mbit/s is below 90% of 200", f.goodput_mbps);
 }
 
@@ -225,7 +228,10 @@ fn receive_window_limits_goodput() {
     let f = &s.flows[0];
     // At most one window per RTT: 65536 B / 40 ms = 13.1 Mbit/s.
     let cap = 65536.0 * 8.0 / 0.040 / 1e6;
-    println!("goodput {:.2} Mbit/s with a 64 KiB window over 40 ms paths (cap {cap:.2}); done in {:?} s", f.goodput_mbps, f.completion_time_s);
+    println!(
+        "goodput {:.2} Mbit/s with a 64 KiB window over 40 ms paths (cap {cap:.2}); done in {:?} s",
+        f.goodput_mbps, f.completion_time_s
+    );
     assert!(f.completion_time_s.is_some(), "stalled");
     assert_eq!((f.bytes_delivered, f.corrupted_bytes), (10_000_000, 0));
     assert!(f.goodput_mbps <= cap * 1.02, "exceeds what the window allows");
@@ -236,6 +242,7 @@ fn receive_window_limits_goodput() {
 #[test]
 fn duration_override_is_honoured() {
     let scenario = parse(LOSSY, "t.toml").unwrap();
-    let (_, s) = run(&scenario, RunOptions { seed: None, duration: Some(Duration::from_secs(1)) }, &mut |_| {}).unwrap();
+    let (_, s) =
+        run(&scenario, RunOptions { seed: None, duration: Some(Duration::from_secs(1)) }, &mut |_| {}).unwrap();
     assert_eq!(s.duration_s, 1.0);
 }

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 
 use crate::cc::{AckSample, Controller, PathView};
 use crate::config::Config;
-use crate::packet::{AckFrame, DataFrame, Frame, Packet};
+use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError};
 use crate::recv_buffer::{Chunk, RecvBuffer};
 use crate::sched::{Decision, SchedConn, SchedPath, Scheduler};
 use crate::send_buffer::SendBuffer;
@@ -59,6 +59,8 @@ pub struct ConnectionStats {
     pub ooo_bytes: u64,
     /// Bytes queued for reinjection after subflow timeouts.
     pub reinjected_bytes: u64,
+    /// Received packets refused as malformed.
+    pub invalid_packets: u64,
 }
 
 #[derive(Debug)]
@@ -72,6 +74,7 @@ pub struct Connection {
     /// Data of timed-out subflows, to be sent on another subflow first.
     reinject: VecDeque<(u64, u32)>,
     reinjected_bytes: u64,
+    invalid_packets: u64,
     /// The peer's receive window right edge.
     peer_window_end: u64,
     /// Window edge last advertised, to decide when a window update is due.
@@ -102,6 +105,7 @@ impl Connection {
             recv,
             reinject: VecDeque::new(),
             reinjected_bytes: 0,
+            invalid_packets: 0,
             peer_window_end,
             persist_deadline: None,
             persist_backoff: 0,
@@ -203,6 +207,7 @@ impl Connection {
             bytes_read: self.recv.bytes_read(),
             ooo_bytes: self.recv.ooo_bytes(),
             reinjected_bytes: self.reinjected_bytes,
+            invalid_packets: self.invalid_packets,
         }
     }
 
@@ -222,17 +227,23 @@ impl Connection {
 
     // ---- network side ----
 
-    /// Processes one packet received on the subflow it names. Packets for
+    /// Processes one packet received on the subflow it names. Malformed
+    /// packets are refused with the reason (and counted); packets for
     /// unknown or closed subflows are ignored.
-    pub fn handle_datagram(&mut self, now: Instant, packet: Packet) {
+    pub fn handle_datagram(&mut self, now: Instant, packet: Packet) -> Result<(), PacketError> {
+        if let Err(e) = packet.check() {
+            self.invalid_packets += 1;
+            return Err(e);
+        }
         let i = usize::from(packet.subflow);
         if !self.subflows.get(i).is_some_and(|s| s.active) {
-            return;
+            return Ok(());
         }
         match packet.frame {
             Frame::Data(d) => self.on_data(now, i, d),
             Frame::Ack(a) => self.on_ack(now, i, &a),
         }
+        Ok(())
     }
 
     fn on_data(&mut self, now: Instant, i: usize, d: DataFrame) {
@@ -315,7 +326,7 @@ impl Connection {
     pub fn handle_timeout(&mut self, now: Instant) {
         for i in 0..self.subflows.len() {
             let sf = &self.subflows[i];
-            if !sf.active || !sf.rto_deadline().is_some_and(|d| d <= now) {
+            if !sf.active || sf.rto_deadline().is_none_or(|d| d > now) {
                 continue;
             }
             let had_in_flight = sf.bytes_in_flight() > 0;
@@ -386,7 +397,13 @@ impl Connection {
         let i = self.subflows.iter().position(|s| s.active && s.receiver.ack_due(now))?;
         let (cumulative, sack, sack_len) = self.subflows[i].receiver.take_ack();
         self.advertised_window_end = self.recv.window_end();
-        let frame = AckFrame { cumulative, sack, sack_len, data_ack: self.recv.data_ack(), window_end: self.advertised_window_end };
+        let frame = AckFrame {
+            cumulative,
+            sack,
+            sack_len,
+            data_ack: self.recv.data_ack(),
+            window_end: self.advertised_window_end,
+        };
         Some(Packet { subflow: i as u8, frame: Frame::Ack(frame) })
     }
 
@@ -472,7 +489,8 @@ impl Connection {
             return;
         }
         let rto = self.best_usable_subflow().map_or(self.config.initial_rto, |i| self.rto_of(i));
-        self.persist_deadline = Some(now + rto.saturating_mul(1 << self.persist_backoff.min(10)).min(self.config.max_rto));
+        self.persist_deadline =
+            Some(now + rto.saturating_mul(1 << self.persist_backoff.min(10)).min(self.config.max_rto));
     }
 
     fn send_data(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Packet {

@@ -20,7 +20,7 @@ pub mod time;
 
 pub use config::Config;
 pub use connection::{Connection, ConnectionStats, Event, SubflowStats};
-pub use packet::{AckFrame, DataFrame, Frame, Packet};
+pub use packet::{AckFrame, DataFrame, Frame, Packet, PacketError};
 pub use rtt::RttEstimator;
 pub use subflow::SubflowCounters;
 pub use time::{Duration, Instant};

@@ -13,6 +13,34 @@ pub const DATA_HEADER_BYTES: u32 = 52;
 pub const ACK_WIRE_BYTES: u32 = 84;
 /// SACK blocks carried per acknowledgement, as TCP with timestamps allows.
 pub const MAX_SACK_BLOCKS: usize = 3;
+/// Packet numbers and sequence numbers are below 2^62 (they travel as
+/// QUIC-style variable-length integers), so arithmetic on them never overflows.
+pub const MAX_SEQUENCE: u64 = (1 << 62) - 1;
+/// Largest segment a data packet may carry.
+pub const MAX_SEGMENT: u32 = 65_535;
+
+/// Why a received packet was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacketError {
+    /// A packet or sequence number at or beyond 2^62.
+    SequenceOutOfRange,
+    /// `len` exceeds the largest segment, or the payload is longer than `len`.
+    BadLength,
+    /// A SACK block that is empty or reversed.
+    BadSackBlock,
+}
+
+impl std::fmt::Display for PacketError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PacketError::SequenceOutOfRange => "sequence number out of range",
+            PacketError::BadLength => "segment length out of range or inconsistent with payload",
+            PacketError::BadSackBlock => "empty or reversed SACK block",
+        })
+    }
+}
+
+impl std::error::Error for PacketError {}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Packet {
@@ -66,6 +94,38 @@ impl AckFrame {
 }
 
 impl Packet {
+    /// Checks the invariants the connection relies on. Packets from the
+    /// network must pass this before they touch any state.
+    pub fn check(&self) -> Result<(), PacketError> {
+        let in_range = |v: u64| if v <= MAX_SEQUENCE { Ok(()) } else { Err(PacketError::SequenceOutOfRange) };
+        match &self.frame {
+            Frame::Data(d) => {
+                in_range(d.pn)?;
+                in_range(d.pn_floor)?;
+                in_range(d.dsn.saturating_add(u64::from(d.len)))?;
+                if d.len > MAX_SEGMENT || d.payload.len() > d.len as usize {
+                    return Err(PacketError::BadLength);
+                }
+                Ok(())
+            }
+            Frame::Ack(a) => {
+                in_range(a.cumulative)?;
+                in_range(a.data_ack)?;
+                in_range(a.window_end)?;
+                if usize::from(a.sack_len) > MAX_SACK_BLOCKS {
+                    return Err(PacketError::BadSackBlock);
+                }
+                for &(s, e) in a.sack_blocks() {
+                    in_range(e)?;
+                    if s >= e {
+                        return Err(PacketError::BadSackBlock);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Bytes this packet occupies on a link.
     pub fn wire_len(&self) -> u32 {
         match &self.frame {

@@ -179,7 +179,9 @@ impl RecvBuffer {
             let n = avail.min((buf.len() - done) as u64);
             let dst = &mut buf[done..done + n as usize];
             match front {
-                Chunk::Bytes(b) => dst.copy_from_slice(&b[self.front_offset as usize..(self.front_offset + n) as usize]),
+                Chunk::Bytes(b) => {
+                    dst.copy_from_slice(&b[self.front_offset as usize..(self.front_offset + n) as usize])
+                }
                 Chunk::Zeros(_) => dst.fill(0),
             }
             done += n as usize;

@@ -144,7 +144,13 @@ impl Subflow {
     }
 
     /// Applies an acknowledgement. Newly lost data goes to `retransmit`.
-    pub fn on_ack(&mut self, now: Instant, ack: &AckFrame, dupthresh: u64, rto: impl Fn(&Self) -> Duration) -> AckOutcome {
+    pub fn on_ack(
+        &mut self,
+        now: Instant,
+        ack: &AckFrame,
+        dupthresh: u64,
+        rto: impl Fn(&Self) -> Duration,
+    ) -> AckOutcome {
         let mut out = AckOutcome::default();
         let mut newest: Option<u64> = None;
         let cum = ack.cumulative.min(self.next_pn);

@@ -113,7 +113,17 @@ pub struct Link {
 
 impl Link {
     pub fn new(spec: LinkSpec, rng: ChaCha8Rng) -> Self {
-        Link { spec, up: true, in_service: None, queue: VecDeque::new(), queue_bytes: 0, red_avg: 0.0, idle_since: Some(Instant::ZERO), rng, stats: LinkStats::default() }
+        Link {
+            spec,
+            up: true,
+            in_service: None,
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            red_avg: 0.0,
+            idle_since: Some(Instant::ZERO),
+            rng,
+            stats: LinkStats::default(),
+        }
     }
 
     pub fn serialisation(&self, bytes: u32) -> Duration {

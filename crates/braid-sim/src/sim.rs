@@ -52,7 +52,9 @@ impl std::fmt::Display for BuildError {
         match self {
             BuildError::UnknownController(n) => write!(f, "unknown congestion controller `{n}`"),
             BuildError::UnknownScheduler(n) => write!(f, "unknown scheduler `{n}`"),
-            BuildError::UnknownPath { flow, path } => write!(f, "flow `{flow}` uses path {path}, which the topology lacks"),
+            BuildError::UnknownPath { flow, path } => {
+                write!(f, "flow `{flow}` uses path {path}, which the topology lacks")
+            }
             BuildError::NoSubflows(n) => write!(f, "flow `{n}` has no subflows"),
             BuildError::TooManySubflows(n) => write!(f, "flow `{n}` has more than 255 subflows"),
         }
@@ -114,7 +116,12 @@ pub struct Sim {
 }
 
 impl Sim {
-    pub fn new(topology: Topology, flows: Vec<FlowSpec>, seed: u64, sample_interval: Duration) -> Result<Sim, BuildError> {
+    pub fn new(
+        topology: Topology,
+        flows: Vec<FlowSpec>,
+        seed: u64,
+        sample_interval: Duration,
+    ) -> Result<Sim, BuildError> {
         let links = topology
             .links
             .iter()
@@ -134,7 +141,13 @@ impl Sim {
             free: Vec::new(),
             endpoints: Vec::new(),
             outcomes: vec![
-                FlowOutcome { started: false, written: 0, delivered: 0, completed_at: None, corrupted_bytes: 0 };
+                FlowOutcome {
+                    started: false,
+                    written: 0,
+                    delivered: 0,
+                    completed_at: None,
+                    corrupted_bytes: 0
+                };
                 flows.len()
             ],
             flows: Vec::new(),
@@ -170,7 +183,8 @@ impl Sim {
         }
         let make = || -> Result<Connection, BuildError> {
             let c = cc::by_name(&spec.cc).ok_or_else(|| BuildError::UnknownController(spec.cc.clone()))?;
-            let s = sched::by_name(&spec.scheduler).ok_or_else(|| BuildError::UnknownScheduler(spec.scheduler.clone()))?;
+            let s =
+                sched::by_name(&spec.scheduler).ok_or_else(|| BuildError::UnknownScheduler(spec.scheduler.clone()))?;
             Ok(Connection::new(spec.config.clone(), c, s))
         };
         let (mut tx, mut rx) = (make()?, make()?);
@@ -189,8 +203,22 @@ impl Sim {
             r
         });
         let sender = self.endpoints.len() as u32;
-        self.endpoints.push(Endpoint { conn: tx, flow: f, sender: true, routes: fwd, timer_at: None, payload_rng: rng.clone() });
-        self.endpoints.push(Endpoint { conn: rx, flow: f, sender: false, routes: rev, timer_at: None, payload_rng: rng });
+        self.endpoints.push(Endpoint {
+            conn: tx,
+            flow: f,
+            sender: true,
+            routes: fwd,
+            timer_at: None,
+            payload_rng: rng.clone(),
+        });
+        self.endpoints.push(Endpoint {
+            conn: rx,
+            flow: f,
+            sender: false,
+            routes: rev,
+            timer_at: None,
+            payload_rng: rng,
+        });
         self.events.push(spec.start, Event::FlowStart { flow: sender / 2 });
         Ok(())
     }
@@ -312,7 +340,9 @@ impl Sim {
         }
         let p = self.release(id);
         let to = p.to as usize;
-        self.endpoints[to].conn.handle_datagram(self.now, p.packet);
+        // The simulator only carries packets a connection built.
+        let accepted = self.endpoints[to].conn.handle_datagram(self.now, p.packet);
+        debug_assert!(accepted.is_ok(), "{accepted:?}");
         self.pump(to);
     }
 

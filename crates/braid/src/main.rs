@@ -74,14 +74,18 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 fn load(file: &Option<PathBuf>) -> Result<Scenario, String> {
     match file {
         Some(p) => scenario::load(p).map_err(|e| e.to_string()),
-        None => scenario::parse(braid_lab::DEFAULT_SCENARIO, braid_lab::DEFAULT_SCENARIO_NAME).map_err(|e| e.to_string()),
+        None => {
+            scenario::parse(braid_lab::DEFAULT_SCENARIO, braid_lab::DEFAULT_SCENARIO_NAME).map_err(|e| e.to_string())
+        }
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { file, seed, duration, out, json, quiet } => cmd_run(&file, RunOptions { seed, duration }, out, json, quiet),
+        Command::Run { file, seed, duration, out, json, quiet } => {
+            cmd_run(&file, RunOptions { seed, duration }, out, json, quiet)
+        }
         Command::List => {
             cmd_list();
             Ok(())
@@ -97,7 +101,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn cmd_run(file: &Option<PathBuf>, opts: RunOptions, out: Option<PathBuf>, json: bool, quiet: bool) -> Result<(), String> {
+fn cmd_run(
+    file: &Option<PathBuf>,
+    opts: RunOptions,
+    out: Option<PathBuf>,
+    json: bool,
+    quiet: bool,
+) -> Result<(), String> {
     let scenario = load(file)?;
     let bar = if quiet { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(1000) };
     bar.set_style(
@@ -105,7 +115,8 @@ fn cmd_run(file: &Option<PathBuf>, opts: RunOptions, out: Option<PathBuf>, json:
             .expect("static template")
             .progress_chars("=> "),
     );
-    let (sim, summary) = run(&scenario, opts, &mut |f| bar.set_position((f * 1000.0) as u64)).map_err(|e| e.to_string())?;
+    let (sim, summary) =
+        run(&scenario, opts, &mut |f| bar.set_position((f * 1000.0) as u64)).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     if json {
         emit(&(serde_json::to_string(&summary).map_err(|e| e.to_string())? + "\n"));
@@ -113,7 +124,8 @@ fn cmd_run(file: &Option<PathBuf>, opts: RunOptions, out: Option<PathBuf>, json:
         emit(&report::table(&summary));
     }
     if let Some(dir) = out {
-        report::write_results(&dir, &summary, &sim, &scenario.flow_paths).map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
+        report::write_results(&dir, &summary, &sim, &scenario.flow_paths)
+            .map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
         if !json {
             emit(&format!("\nresults written to {}\n", dir.display()));
         }

@@ -35,7 +35,11 @@ pub fn lia_alpha(paths: impl Iterator<Item = (f64, f64)> + Clone) -> Option<f64>
 
 impl Lia {
     fn coupled_state<'a>(&'a self, paths: &'a [PathView]) -> impl Iterator<Item = (f64, f64)> + Clone + 'a {
-        self.windows.iter().zip(paths).filter(|(w, p)| w.active && p.active).filter_map(|(w, p)| Some((w.cwnd, p.srtt?.as_secs_f64())))
+        self.windows
+            .iter()
+            .zip(paths)
+            .filter(|(w, p)| w.active && p.active)
+            .filter_map(|(w, p)| Some((w.cwnd, p.srtt?.as_secs_f64())))
     }
 }
 
@@ -122,7 +126,8 @@ mod tests {
             w.ssthresh = 1.0; // congestion avoidance
         }
         let paths = [view(10), view(100)];
-        let ack = AckSample { now: Instant::ZERO, bytes_acked: 1000, rtt: None, prior_in_flight: 0, in_recovery: false };
+        let ack =
+            AckSample { now: Instant::ZERO, bytes_acked: 1000, rtt: None, prior_in_flight: 0, in_recovery: false };
         l.on_ack(0, &ack, &paths);
         // min(2.08333 * 1000 * 1000 / 30000, 1000 * 1000 / 10000) = 69.44 bytes
         assert!((l.windows[0].cwnd - 10_069.444).abs() < 1e-2, "{}", l.windows[0].cwnd);

@@ -1,0 +1,116 @@
+//! The command line as a user meets it: help, the default run, bad input.
+
+use std::process::{Command, Output};
+
+fn braid(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_braid")).args(args).output().expect("braid runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+fn write_scenario(name: &str, body: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("braid-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+/// 7. A broken scenario file: clear error naming file and key, non-zero exit, no panic.
+#[test]
+fn broken_scenarios_get_clear_errors() {
+    let cases = [
+        ("syntax.toml", "duration = \"30s\"\n[topology\n", "syntax.toml"),
+        (
+            "unknown-cc.toml",
+            "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\ncc = \"nope\"\n",
+            "flow[0].cc",
+        ),
+        (
+            "bad-rate.toml",
+            "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"fast\"\n[[flow]]\n",
+            "topology.link[0].rate",
+        ),
+        (
+            "bad-loss.toml",
+            "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\nloss = 1.5\n[[flow]]\n",
+            "topology.link[0].loss",
+        ),
+        ("unknown-key.toml", "colour = 3\n[topology]\nkind = \"dumbbell\"\n", "colour"),
+        (
+            "bad-path.toml",
+            "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\npaths = [\"L9\"]\n",
+            "flow[0].paths[0]",
+        ),
+        ("no-flow.toml", "[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\nrate = \"10Mbit\"\n", "flow"),
+    ];
+    for (name, body, key) in cases {
+        let path = write_scenario(name, body);
+        let out = braid(&["run", path.to_str().unwrap(), "--quiet"]);
+        let (_, err) = text(&out);
+        println!("{name}: {}", err.trim());
+        assert_eq!(out.status.code(), Some(2), "{name}: exit status");
+        assert!(err.contains(name), "{name}: error should name the file: {err}");
+        assert!(err.contains(key), "{name}: error should name `{key}`: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+    }
+    let out = braid(&["run", "/nonexistent/braid.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("cannot read the file"));
+}
+
+#[test]
+fn bad_arguments_are_refused() {
+    for args in
+        [&["run", "--duration", "soon"][..], &["run", "--seed", "-1"], &["run", "--duration", "0s"], &["frobnicate"]]
+    {
+        let out = braid(args);
+        let (_, err) = text(&out);
+        assert!(!out.status.success(), "{args:?} accepted");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn help_explains_every_command() {
+    let (out, _) = text(&braid(&["--help"]));
+    for cmd in ["run", "list", "bench"] {
+        assert!(out.contains(cmd), "--help lists {cmd}");
+    }
+    let (out, _) = text(&braid(&["run", "--help"]));
+    for flag in ["--seed", "--duration", "--out", "--json"] {
+        assert!(out.contains(flag), "run --help explains {flag}");
+    }
+}
+
+#[test]
+fn default_run_prints_json_and_writes_results() {
+    let dir = std::env::temp_dir().join(format!("braid-cli-out-{}", std::process::id()));
+    let out = braid(&["run", "--duration", "2s", "--json", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+    assert_eq!(v["schema"], "braid.run.v1");
+    assert_eq!(v["duration_s"], 2.0);
+    let flow = &v["flows"][0];
+    assert_eq!((flow["cc"].as_str(), flow["scheduler"].as_str()), (Some("lia"), Some("minrtt")));
+    assert!(flow["goodput_mbps"].as_f64().unwrap() > 10.0);
+    assert_eq!(flow["subflows"].as_array().unwrap().len(), 2);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(written, v);
+    let csv = std::fs::read_to_string(dir.join("subflows.csv")).unwrap();
+    assert!(csv.starts_with("time_s,flow,path,goodput_mbps"));
+    // 2 s at 100 ms: 21 samples (0.0 to 2.0) plus the final one, per subflow.
+    assert!(csv.lines().count() > 40, "{} lines", csv.lines().count());
+    assert!(std::fs::read_to_string(dir.join("links.csv")).unwrap().lines().count() > 20);
+}
+
+#[test]
+fn list_names_the_algorithms() {
+    let (out, _) = text(&braid(&["list"]));
+    for name in ["reno", "lia", "minrtt"] {
+        assert!(out.contains(name));
+    }
+}
