@@ -70,21 +70,12 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let units =
         [("B", 1.0), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0)];
-    // Case matters between "MB" and "Mb"; compare exactly first.
-    let bytes =
-        match split_number(s) {
-            Some((v, unit)) if v >= 0.0 => match units.iter().find(|(u, _)| *u == unit) {
-                Some((_, k)) => v * k,
-                None => return Err(format!(
-                    "cannot read {s:?} as a size: expected a number followed by one of B, KB, MB, GB, KiB, MiB, GiB"
-                )),
-            },
-            _ => {
-                return Err(format!(
-                    "cannot read {s:?} as a size: expected a number followed by one of B, KB, MB, GB, KiB, MiB, GiB"
-                ))
-            }
-        };
+    // Case matters: "MB" is bytes, "Mb" would be bits, so units compare exactly.
+    let err =
+        || format!("cannot read {s:?} as a size: expected a number followed by one of B, KB, MB, GB, KiB, MiB, GiB");
+    let (v, unit) = split_number(s).filter(|&(v, _)| v >= 0.0).ok_or_else(err)?;
+    let (_, k) = units.iter().find(|(u, _)| *u == unit).ok_or_else(err)?;
+    let bytes = v * k;
     if bytes > 1e15 {
         return Err(format!("size {s:?} is too large"));
     }
@@ -119,14 +110,14 @@ pub fn parse_queue(s: &str) -> Result<QueueSize, String> {
 /// A loss probability: "0.5%" or a fraction in [0, 1).
 pub fn parse_loss(v: &toml::Value) -> Result<f64, String> {
     let p = match v {
-        toml::Value::String(s) => {
-            match s.trim().strip_suffix('%').map(|n| n.trim().parse::<f64>()) {
-                Some(Ok(pct)) => pct / 100.0,
-                _ => return Err(format!(
+        toml::Value::String(s) => match s.trim().strip_suffix('%').map(|n| n.trim().parse::<f64>()) {
+            Some(Ok(pct)) => pct / 100.0,
+            _ => {
+                return Err(format!(
                     "cannot read {s:?} as a loss rate: expected a percentage like \"0.5%\" or a fraction like 0.005"
-                )),
+                ))
             }
-        }
+        },
         toml::Value::Float(f) => *f,
         toml::Value::Integer(i) => *i as f64,
         other => return Err(format!("a loss rate must be a percentage string or a number, not {}", other.type_str())),
