@@ -22,6 +22,8 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
     /// Simulator events processed (a measure of work, deterministic).
     pub events: u64,
+    /// Packets the endpoints sent into the network, data and ACKs.
+    pub packets: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -191,5 +193,6 @@ pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
         flows,
         links,
         events: sim.events_run(),
+        packets: sim.packets_sent(),
     }
 }

@@ -111,6 +111,7 @@ pub struct Sim {
     sample_interval: Duration,
     recorder: Recorder,
     events_run: u64,
+    packets_sent: u64,
     scratch: Vec<u8>,
     check: Vec<u8>,
 }
@@ -155,6 +156,7 @@ impl Sim {
             sample_interval,
             recorder: Recorder::default(),
             events_run: 0,
+            packets_sent: 0,
             scratch: Vec::new(),
             check: Vec::new(),
         };
@@ -233,6 +235,10 @@ impl Sim {
     }
     pub fn events_run(&self) -> u64 {
         self.events_run
+    }
+    /// Packets endpoints have sent into the network (data and ACKs).
+    pub fn packets_sent(&self) -> u64 {
+        self.packets_sent
     }
     pub fn outcome(&self, flow: usize) -> &FlowOutcome {
         &self.outcomes[flow]
@@ -367,6 +373,7 @@ impl Sim {
     fn pump(&mut self, e: usize) {
         self.run_application(e);
         while let Some(packet) = self.endpoints[e].conn.poll_transmit(self.now) {
+            self.packets_sent += 1;
             let ep = &self.endpoints[e];
             let route = ep.routes[usize::from(packet.subflow)];
             let to = (e ^ 1) as u32;

@@ -158,21 +158,27 @@ fn cmd_list() {
 fn cmd_bench(file: &Option<PathBuf>, repeat: u32) -> Result<(), String> {
     let scenario = load(file)?;
     let mut walls = Vec::new();
-    let mut events = 0;
+    let (mut events, mut packets) = (0, 0);
     for i in 0..repeat {
         let t0 = std::time::Instant::now();
         let (_, summary) = run(&scenario, RunOptions::default(), &mut |_| {}).map_err(|e| e.to_string())?;
         let wall = t0.elapsed().as_secs_f64();
-        events = summary.events;
-        eprintln!("run {}/{repeat}: {wall:.3} s wall, {:.2} M events/s", i + 1, events as f64 / wall / 1e6);
+        (events, packets) = (summary.events, summary.packets);
+        eprintln!(
+            "run {}/{repeat}: {wall:.3} s wall, {:.2} M packets/s, {:.2} M events/s",
+            i + 1,
+            packets as f64 / wall / 1e6,
+            events as f64 / wall / 1e6
+        );
         walls.push(wall);
     }
     walls.sort_by(f64::total_cmp);
     let (best, median) = (walls[0], walls[walls.len() / 2]);
     emit(&format!(
-        "scenario          {}\nsimulated         {:.1} s\nevents per run    {events}\nwall time         best {best:.3} s, median {median:.3} s\nspeed             {:.2} M events/s (best), {:.1}x real time\n",
+        "scenario          {}\nsimulated         {:.1} s\npackets per run   {packets}\nevents per run    {events}\nwall time         best {best:.3} s, median {median:.3} s\nspeed             {:.2} M packets/s, {:.2} M events/s (best), {:.1}x real time\n",
         scenario.name,
         scenario.duration.as_secs_f64(),
+        packets as f64 / best / 1e6,
         events as f64 / best / 1e6,
         scenario.duration.as_secs_f64() / best
     ));
