@@ -246,3 +246,21 @@ fn duration_override_is_honoured() {
         run(&scenario, RunOptions { seed: None, duration: Some(Duration::from_secs(1)) }, &mut |_| {}).unwrap();
     assert_eq!(s.duration_s, 1.0);
 }
+
+/// Every scenario shipped in `scenarios/` parses and runs.
+#[test]
+fn shipped_scenarios_are_valid() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let scenario = braid_lab::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            let opts = RunOptions { seed: None, duration: Some(Duration::from_secs(1)) };
+            let (_, s) = run(&scenario, opts, &mut |_| {}).unwrap();
+            assert!(s.flows.iter().all(|f| f.bytes_delivered > 0), "{}", path.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 3, "found {n} scenarios");
+}
