@@ -14,7 +14,7 @@ fn simulate_seed(toml: &str, seed: u64) -> Summary {
     run(&scenario, RunOptions { seed: Some(seed), duration: None }, &mut |_| {}).unwrap().1
 }
 
-/// 1. Random payload bytes arrive exactly once and in order over two paths,
+/// Criterion 1: Random payload bytes arrive exactly once and in order over two paths,
 /// one with 1% loss and one with ten times the RTT.
 #[test]
 fn integrity_over_lossy_path_and_tenfold_rtt() {
@@ -70,7 +70,7 @@ const LOSSY: &str = r#"
     cc = "lia"
     "#;
 
-/// 2. Same scenario and seed: byte-identical JSON. Another seed: different.
+/// Criterion 2: Same scenario and seed: byte-identical JSON. Another seed: different.
 #[test]
 fn same_seed_same_json_other_seed_differs() {
     let a = serde_json::to_string(&simulate_seed(LOSSY, 7)).unwrap();
@@ -81,7 +81,7 @@ fn same_seed_same_json_other_seed_differs() {
     assert_ne!(a, c);
 }
 
-/// 3. Two equal 100 Mbit/s paths, uncoupled Reno, ample buffers: >= 90% of 200 Mbit/s.
+/// Criterion 3: Two equal 100 Mbit/s paths, uncoupled Reno, ample buffers: >= 90% of 200 Mbit/s.
 #[test]
 fn aggregation_of_two_equal_paths() {
     let s = simulate(
@@ -145,7 +145,7 @@ fn shared_bottleneck(cc: &str, aqm: &str) -> f64 {
     mean
 }
 
-/// 4. Do no harm (RFC 6356 goal 2): LIA takes about one TCP share of a
+/// Criterion 4: Do no harm (RFC 6356 goal 2): LIA takes about one TCP share of a
 /// shared bottleneck; uncoupled Reno with two subflows takes about two.
 ///
 /// The bottleneck runs RED: RFC 6356's argument assumes every packet of
@@ -163,7 +163,7 @@ fn do_no_harm_at_shared_bottleneck() {
     assert!(reno > lia + 0.08, "uncoupled ({reno:.3}) should clearly beat LIA ({lia:.3})");
 }
 
-/// 5. A path goes down mid-transfer: the sized transfer still completes with
+/// Criterion 5: A path goes down mid-transfer: the sized transfer still completes with
 /// every byte intact, and the traffic moves to the surviving path.
 #[test]
 fn path_failure_mid_transfer() {
@@ -203,7 +203,7 @@ fn path_failure_mid_transfer() {
     assert!(s.links.iter().find(|l| l.name == "L2").unwrap().drops_down > 0);
 }
 
-/// 6. A small receive buffer caps goodput near window / RTT, and the
+/// Criterion 6: A small receive buffer caps goodput near window / RTT, and the
 /// transfer neither loses bytes nor stalls.
 #[test]
 fn receive_window_limits_goodput() {

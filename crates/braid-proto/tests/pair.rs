@@ -120,7 +120,7 @@ fn hostile_packets_do_not_panic() {
             _ => r.next(),
         };
         let subflow = (r.next() % 4) as u8;
-        let frame = if r.next() % 2 == 0 {
+        let frame = if r.next().is_multiple_of(2) {
             let len = (r.next() % 3000) as u32;
             let payload = vec![7u8; (r.next() % 2000) as usize];
             Frame::Data(DataFrame { pn: pick(&mut r), pn_floor: pick(&mut r), dsn: pick(&mut r), len, payload })

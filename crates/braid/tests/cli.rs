@@ -18,7 +18,7 @@ fn write_scenario(name: &str, body: &str) -> std::path::PathBuf {
     p
 }
 
-/// 7. A broken scenario file: clear error naming file and key, non-zero exit, no panic.
+/// Criterion 7: A broken scenario file: clear error naming file and key, non-zero exit, no panic.
 #[test]
 fn broken_scenarios_get_clear_errors() {
     let cases = [
