@@ -127,6 +127,19 @@ impl Ctx<'_> {
     fn field<T>(&self, key: &str, r: Result<T, String>) -> Result<T, ScenarioError> {
         r.map_err(|m| self.invalid(key, m))
     }
+    fn within(
+        &self,
+        key: &str,
+        v: u32,
+        range: std::ops::RangeInclusive<u32>,
+        allowed: &str,
+    ) -> Result<u32, ScenarioError> {
+        if range.contains(&v) {
+            Ok(v)
+        } else {
+            Err(self.invalid(key, format!("{v} is out of range: allowed {allowed}")))
+        }
+    }
 }
 
 /// Reads and validates a scenario file.
@@ -371,10 +384,7 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
         config.recv_buffer = cx.field(&key("recv_buffer"), parse_size(s))?;
     }
     if let Some(m) = f.mss {
-        if !(64..=9000).contains(&m) {
-            return Err(cx.invalid(key("mss"), format!("{m} is out of range: allowed 64 to 9000 bytes")));
-        }
-        config.mss = m;
+        config.mss = cx.within(&key("mss"), m, 64..=9000, "64 to 9000 bytes")?;
     }
     for (k, v) in [("send_buffer", config.send_buffer), ("recv_buffer", config.recv_buffer)] {
         if v < u64::from(config.mss) {
@@ -385,19 +395,13 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
         config.min_rto = cx.field(&key("min_rto"), parse_duration(s))?;
     }
     if let Some(n) = f.ack_every {
-        if !(1..=64).contains(&n) {
-            return Err(cx.invalid(key("ack_every"), format!("{n} is out of range: allowed 1 (no delayed ACKs) to 64")));
-        }
-        config.ack_every = n;
+        config.ack_every = cx.within(&key("ack_every"), n, 1..=64, "1 (no delayed ACKs) to 64")?;
     }
     if let Some(s) = &f.max_ack_delay {
         config.max_ack_delay = cx.field(&key("max_ack_delay"), parse_duration(s))?;
     }
     if let Some(n) = f.initial_window {
-        if !(1..=1000).contains(&n) {
-            return Err(cx.invalid(key("initial_window"), format!("{n} is out of range: allowed 1 to 1000 segments")));
-        }
-        config.initial_window = n;
+        config.initial_window = cx.within(&key("initial_window"), n, 1..=1000, "1 to 1000 segments")?;
     }
     let start = match &f.start {
         Some(s) => Instant::ZERO + cx.field(&key("start"), parse_duration(s))?,
