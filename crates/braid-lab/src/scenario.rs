@@ -320,12 +320,7 @@ fn build_topology(cx: &Ctx, raw: &RawScenario) -> Result<(Topology, Vec<Vec<Stri
                         cx.invalid(format!("flow[{i}].paths"), "dumbbell flows set `subflows = N` instead of paths")
                     );
                 }
-                let n = f.subflows.unwrap_or(1);
-                if !(1..=8).contains(&n) {
-                    return Err(
-                        cx.invalid(format!("flow[{i}].subflows"), format!("{n} is out of range: allowed 1 to 8"))
-                    );
-                }
+                let n = cx.within(&format!("flow[{i}].subflows"), f.subflows.unwrap_or(1), 1..=8, "1 to 8")?;
                 let extra = match &f.extra_rtt {
                     Some(r) => cx.field(&format!("flow[{i}].extra_rtt"), parse_duration(r))?,
                     None => Duration::ZERO,
