@@ -14,14 +14,12 @@
 //!   Linux's `mptcp_ccc_recalc_alpha` likewise skips subflows it cannot send on.
 //! - Arithmetic is in f64 rather than Linux's scaled integers.
 
-use super::window::{add_path, Window};
-use super::{AckSample, Controller, PathView};
-use crate::time::Instant;
+use super::aimd::{total_window, WindowRule};
+use super::window::Window;
+use super::PathView;
 
-#[derive(Debug, Default)]
-pub struct Lia {
-    windows: Vec<Window>,
-}
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Lia;
 
 /// RFC 6356 alpha from `(cwnd_bytes, srtt_seconds)` pairs; `None` when no
 /// pair has a positive RTT.
@@ -33,69 +31,30 @@ pub fn lia_alpha(paths: impl Iterator<Item = (f64, f64)> + Clone) -> Option<f64>
     (denom > 0.0).then(|| total * best / (denom * denom))
 }
 
-impl Lia {
-    fn coupled_state<'a>(&'a self, paths: &'a [PathView]) -> impl Iterator<Item = (f64, f64)> + Clone + 'a {
-        self.windows
+impl WindowRule for Lia {
+    const NAME: &'static str = "lia";
+    fn increase(&self, windows: &[Window], path: usize, acked: f64, paths: &[PathView]) -> f64 {
+        let coupled = windows
             .iter()
             .zip(paths)
             .filter(|(w, p)| w.active && p.active)
-            .filter_map(|(w, p)| Some((w.cwnd, p.srtt?.as_secs_f64())))
-    }
-}
-
-impl Controller for Lia {
-    fn name(&self) -> &'static str {
-        "lia"
-    }
-    fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
-        add_path(&mut self.windows, path, mss, iw);
-    }
-    fn on_path_removed(&mut self, path: usize) {
-        if let Some(w) = self.windows.get_mut(path) {
-            w.active = false;
-        }
-    }
-    fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
-        if ack.in_recovery || path >= self.windows.len() {
-            return;
-        }
-        let rest = self.windows[path].slow_start(ack.bytes_acked);
-        if rest == 0 {
-            return;
-        }
-        let alpha = lia_alpha(self.coupled_state(paths));
-        let total: f64 = self.coupled_state(paths).map(|(w, _)| w).sum();
-        let w = &mut self.windows[path];
-        let acked = rest as f64;
+            .filter_map(|(w, p)| Some((w.cwnd, p.srtt?.as_secs_f64())));
+        let w = &windows[path];
         let uncoupled = acked * w.mss / w.cwnd;
-        let inc = match alpha {
+        let total = total_window(windows);
+        match lia_alpha(coupled) {
             Some(a) if total > 0.0 => (a * acked * w.mss / total).min(uncoupled),
             _ => uncoupled,
-        };
-        w.cwnd += inc;
-    }
-    fn on_congestion_event(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
-        if let Some(w) = self.windows.get_mut(path) {
-            w.decrease(0.5);
         }
-    }
-    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
-        if let Some(w) = self.windows.get_mut(path) {
-            w.on_rto();
-        }
-    }
-    fn window(&self, path: usize) -> u64 {
-        self.windows.get(path).map_or(0, Window::bytes)
-    }
-    fn ssthresh(&self, path: usize) -> u64 {
-        self.windows.get(path).map_or(u64::MAX, Window::ssthresh_bytes)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::aimd::test_support::{ack, in_avoidance};
+    use super::super::Controller;
     use super::*;
-    use crate::time::Duration;
+    use crate::time::{Duration, Instant};
 
     #[test]
     fn alpha_matches_hand_computation() {
@@ -119,20 +78,13 @@ mod tests {
 
     #[test]
     fn increase_is_coupled_and_capped_by_reno() {
-        let mut l = Lia::default();
-        l.on_path_added(0, 1000, 10);
-        l.on_path_added(1, 1000, 20);
-        for w in &mut l.windows {
-            w.ssthresh = 1.0; // congestion avoidance
-        }
+        let mut l = in_avoidance::<Lia>(&[10, 20]);
         let paths = [view(10), view(100)];
-        let ack =
-            AckSample { now: Instant::ZERO, bytes_acked: 1000, rtt: None, prior_in_flight: 0, in_recovery: false };
-        l.on_ack(0, &ack, &paths);
+        l.on_ack(0, &ack(1000), &paths);
         // min(2.08333 * 1000 * 1000 / 30000, 1000 * 1000 / 10000) = 69.44 bytes
         assert!((l.windows[0].cwnd - 10_069.444).abs() < 1e-2, "{}", l.windows[0].cwnd);
-        // The high-RTT path: alpha term 69.44 (total now 30069) vs Reno 50: Reno caps.
-        l.on_ack(1, &ack, &paths);
+        // The high-RTT path: alpha term 69.1 (total now 30069) vs Reno 50: Reno caps.
+        l.on_ack(1, &ack(1000), &paths);
         assert!((l.windows[1].cwnd - 20_050.0).abs() < 1e-9, "{}", l.windows[1].cwnd);
         l.on_congestion_event(Instant::ZERO, 1, &paths);
         assert_eq!(l.window(1), 10_025);

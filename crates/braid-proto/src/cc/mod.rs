@@ -17,12 +17,20 @@
 //! halve congestion-avoidance growth. Slow start grows by every acknowledged
 //! byte (Linux counts every acknowledged packet, which is equivalent).
 
+mod aimd;
+mod coupled;
+mod ewtcp;
 mod lia;
 mod reno;
+mod semicoupled;
 mod window;
 
+pub use aimd::{total_window, Aimd, WindowRule};
+pub use coupled::{coupled_decrease, Coupled};
+pub use ewtcp::{ewtcp_weight, Ewtcp};
 pub use lia::{lia_alpha, Lia};
 pub use reno::Reno;
+pub use semicoupled::{SemiCoupled, SEMICOUPLED_A};
 pub use window::Window;
 
 use crate::time::{Duration, Instant};
@@ -84,14 +92,20 @@ pub trait Controller: std::fmt::Debug + Send {
 /// Every controller Braid has, by scenario name, with a one-line description.
 pub const ALGORITHMS: &[(&str, &str)] = &[
     ("reno", "uncoupled NewReno per subflow (RFC 5681/6582); regular TCP on one subflow"),
+    ("ewtcp", "equally weighted TCP: Reno with the increase divided by n^2 (NSDI 2011, htsim)"),
+    ("coupled", "fully coupled: increase 1/w_total, decrease w_total/2 (NSDI 2011)"),
+    ("semicoupled", "semi-coupled: increase a/w_total with a = 1, decrease w_r/2 (NSDI 2011)"),
     ("lia", "Linked Increases (RFC 6356): coupled increase, Reno decrease"),
 ];
 
 /// Builds the controller a scenario names, or `None` for an unknown name.
 pub fn by_name(name: &str) -> Option<Box<dyn Controller>> {
     match name {
-        "reno" => Some(Box::new(Reno::default())),
-        "lia" => Some(Box::new(Lia::default())),
+        "reno" => Some(Box::new(Aimd::<Reno>::default())),
+        "ewtcp" => Some(Box::new(Aimd::<Ewtcp>::default())),
+        "coupled" => Some(Box::new(Aimd::<Coupled>::default())),
+        "semicoupled" => Some(Box::new(Aimd::<SemiCoupled>::default())),
+        "lia" => Some(Box::new(Aimd::<Lia>::default())),
         _ => None,
     }
 }

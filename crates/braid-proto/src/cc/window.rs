@@ -1,5 +1,5 @@
-//! The window bookkeeping that loss-based controllers share: slow start,
-//! multiplicative decrease and the RTO reset of RFC 5681.
+//! One subflow's window arithmetic shared by loss-based controllers: slow
+//! start and the RTO reset of RFC 5681.
 
 /// One subflow's congestion window and slow-start threshold, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -10,9 +10,6 @@ pub struct Window {
     /// False for a removed subflow: it contributes nothing to coupled sums.
     pub active: bool,
 }
-
-/// RFC 5681 floor for ssthresh after a loss: two segments.
-const MIN_SSTHRESH_PACKETS: f64 = 2.0;
 
 impl Window {
     pub fn new(mss: u32, initial_window_packets: u32) -> Self {
@@ -41,15 +38,10 @@ impl Window {
         }
     }
 
-    /// Multiplicative decrease to `factor` of the window (Reno: 0.5).
-    pub fn decrease(&mut self, factor: f64) {
-        self.ssthresh = (self.cwnd * factor).max(MIN_SSTHRESH_PACKETS * self.mss);
-        self.cwnd = self.ssthresh;
-    }
-
-    /// RFC 5681 section 3.1 on timeout: ssthresh = cwnd/2, cwnd = one segment.
+    /// RFC 5681 section 3.1 on timeout: ssthresh = max(cwnd/2, 2 segments),
+    /// cwnd = one segment.
     pub fn on_rto(&mut self) {
-        self.ssthresh = (self.cwnd / 2.0).max(MIN_SSTHRESH_PACKETS * self.mss);
+        self.ssthresh = (self.cwnd / 2.0).max(2.0 * self.mss);
         self.cwnd = self.mss;
     }
 
@@ -64,14 +56,6 @@ impl Window {
             u64::MAX
         }
     }
-}
-
-/// Grows `windows` to hold `path` and installs a fresh window there.
-pub(crate) fn add_path(windows: &mut Vec<Window>, path: usize, mss: u32, iw: u32) {
-    if windows.len() <= path {
-        windows.resize(path + 1, Window { cwnd: 0.0, ssthresh: 0.0, mss: 1.0, active: false });
-    }
-    windows[path] = Window::new(mss, iw);
 }
 
 #[cfg(test)]
@@ -90,15 +74,12 @@ mod tests {
     }
 
     #[test]
-    fn decrease_and_rto_respect_two_segment_floor() {
+    fn rto_keeps_a_two_segment_ssthresh_floor() {
         let mut w = Window::new(1000, 10);
-        w.decrease(0.5);
-        assert_eq!((w.cwnd, w.ssthresh), (5000.0, 5000.0));
-        w.cwnd = 3000.0;
-        w.decrease(0.5);
-        assert_eq!(w.cwnd, 2000.0);
         w.cwnd = 9000.0;
         w.on_rto();
         assert_eq!((w.cwnd, w.ssthresh), (1000.0, 4500.0));
+        w.on_rto();
+        assert_eq!((w.cwnd, w.ssthresh), (1000.0, 2000.0));
     }
 }

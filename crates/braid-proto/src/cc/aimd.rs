@@ -1,0 +1,102 @@
+//! The shared machinery of loss-based (AIMD) controllers, in the style of
+//! neqo's split between a generic state machine and a small per-algorithm
+//! rule: [`Aimd`] owns every subflow's [`Window`], runs slow start and the
+//! RTO reset, and asks its [`WindowRule`] only for the congestion-avoidance
+//! increase and the loss decrease.
+
+use super::window::Window;
+use super::{AckSample, Controller, PathView};
+use crate::time::Instant;
+
+/// The part of a loss-based controller that differs between algorithms.
+pub trait WindowRule: std::fmt::Debug + Send + Default {
+    const NAME: &'static str;
+
+    /// Bytes to add to `windows[path]` for `acked` bytes acknowledged in
+    /// congestion avoidance. Inactive windows must be ignored.
+    fn increase(&self, windows: &[Window], path: usize, acked: f64, paths: &[PathView]) -> f64;
+
+    /// The window of `path` after a loss there (it also becomes ssthresh).
+    /// Default: Reno's halving, floored at two segments (RFC 5681).
+    fn decrease(&self, windows: &[Window], path: usize) -> f64 {
+        let w = &windows[path];
+        (w.cwnd / 2.0).max(2.0 * w.mss)
+    }
+}
+
+/// A loss-based controller: per-subflow windows driven by rule `R`.
+#[derive(Debug, Default)]
+pub struct Aimd<R> {
+    rule: R,
+    pub(crate) windows: Vec<Window>,
+}
+
+/// Sum of the active windows, in bytes.
+pub fn total_window(windows: &[Window]) -> f64 {
+    windows.iter().filter(|w| w.active).map(|w| w.cwnd).sum()
+}
+
+impl<R: WindowRule> Controller for Aimd<R> {
+    fn name(&self) -> &'static str {
+        R::NAME
+    }
+    fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
+        if self.windows.len() <= path {
+            self.windows.resize(path + 1, Window { cwnd: 0.0, ssthresh: 0.0, mss: 1.0, active: false });
+        }
+        self.windows[path] = Window::new(mss, iw);
+    }
+    fn on_path_removed(&mut self, path: usize) {
+        if let Some(w) = self.windows.get_mut(path) {
+            w.active = false;
+        }
+    }
+    fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
+        if ack.in_recovery || !self.windows.get(path).is_some_and(|w| w.active) {
+            return;
+        }
+        let rest = self.windows[path].slow_start(ack.bytes_acked);
+        if rest > 0 {
+            let inc = self.rule.increase(&self.windows, path, rest as f64, paths);
+            self.windows[path].cwnd += inc.max(0.0);
+        }
+    }
+    fn on_congestion_event(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        if self.windows.get(path).is_some_and(|w| w.active) {
+            let w = self.rule.decrease(&self.windows, path).max(self.windows[path].mss);
+            self.windows[path].cwnd = w;
+            self.windows[path].ssthresh = w;
+        }
+    }
+    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        if let Some(w) = self.windows.get_mut(path) {
+            w.on_rto();
+        }
+    }
+    fn window(&self, path: usize) -> u64 {
+        self.windows.get(path).map_or(0, Window::bytes)
+    }
+    fn ssthresh(&self, path: usize) -> u64 {
+        self.windows.get(path).map_or(u64::MAX, Window::ssthresh_bytes)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// A controller with the given windows (in segments of 1000 bytes), all
+    /// in congestion avoidance.
+    pub fn in_avoidance<R: WindowRule>(segments: &[u32]) -> Aimd<R> {
+        let mut c = Aimd::<R>::default();
+        for (i, &s) in segments.iter().enumerate() {
+            c.on_path_added(i, 1000, s);
+            c.windows[i].ssthresh = 1.0;
+        }
+        c
+    }
+
+    pub fn ack(bytes: u64) -> AckSample {
+        AckSample { now: Instant::ZERO, bytes_acked: bytes, rtt: None, prior_in_flight: 0, in_recovery: false }
+    }
+}
