@@ -1,0 +1,128 @@
+//! Behaviour of each congestion controller in the simulator, checked against
+//! what its design predicts. Bottlenecks run RED so every packet sees the
+//! same loss probability, the assumption behind those predictions (see
+//! `docs/architecture.md` on drop-tail phase effects). Each test prints the
+//! figures it checks.
+
+use braid_lab::{parse, run, RunOptions, Summary};
+
+fn simulate(toml: &str, seed: u64) -> Summary {
+    let scenario = parse(toml, "test.toml").unwrap_or_else(|e| panic!("{e}"));
+    run(&scenario, RunOptions { seed: Some(seed), duration: None }, &mut |_| {}).unwrap().1
+}
+
+/// Mean over seeds 1 and 2 of `f(summary)`.
+fn mean_over_seeds(toml: &str, f: impl Fn(&Summary) -> f64) -> f64 {
+    (f(&simulate(toml, 1)) + f(&simulate(toml, 2))) / 2.0
+}
+
+/// RFC 6356 goal 2 with one and with five competing TCP flows. The
+/// multipath flow's expected share of the bottleneck, counted in TCP shares:
+/// one for the coupled designs, sqrt(2) for SEMICOUPLED with a = 1, two for
+/// uncoupled subflows.
+#[test]
+fn do_no_harm_at_a_shared_bottleneck() {
+    let expected_tcp_shares =
+        [("coupled", 1.0), ("lia", 1.0), ("ewtcp", 1.0), ("semicoupled", 2f64.sqrt()), ("reno", 2.0)];
+    for competitors in [1usize, 5] {
+        for (cc, shares) in expected_tcp_shares {
+            let mut toml = format!(
+                r#"
+                duration = "60s"
+                [topology]
+                kind = "dumbbell"
+                [topology.bottleneck]
+                rate = "60Mbit"
+                rtt = "20ms"
+                queue = "1bdp"
+                aqm = "red"
+                [[flow]]
+                name = "mp"
+                cc = "{cc}"
+                subflows = 2
+                "#
+            );
+            for i in 0..competitors {
+                toml += &format!("[[flow]]\nname = \"tcp{i}\"\ncc = \"reno\"\n");
+            }
+            let share = mean_over_seeds(&toml, |s| {
+                let total: f64 = s.flows.iter().map(|f| f.goodput_mbps).sum();
+                s.flows[0].goodput_mbps / total
+            });
+            let expected = shares / (shares + competitors as f64);
+            println!("{cc:<12} vs {competitors} TCP: multipath share {:.3}, expected {expected:.3}", share);
+            assert!(
+                (share - expected).abs() <= 0.25 * expected,
+                "{cc} vs {competitors}: share {share:.3} is not within 25% of {expected:.3}"
+            );
+        }
+    }
+}
+
+/// RFC 6356 goal 3: a multipath flow over two equal links, one shared with
+/// one TCP flow and the other with three. COUPLED moves (almost) all its
+/// traffic to the less congested link, LIA most of it while still probing
+/// the other, EWTCP only what its per-path TCP weighting gives, and
+/// uncoupled Reno what two independent TCP flows would get.
+#[test]
+fn balance_congestion_across_disjoint_paths() {
+    let share_on_l1 = |cc: &str| {
+        let toml = format!(
+            r#"
+            duration = "60s"
+            [topology]
+            kind = "hybrid-access"
+            [[topology.link]]
+            name = "L1"
+            rate = "50Mbit"
+            rtt = "20ms"
+            aqm = "red"
+            [[topology.link]]
+            name = "L2"
+            rate = "50Mbit"
+            rtt = "20ms"
+            aqm = "red"
+            [[flow]]
+            name = "mp"
+            cc = "{cc}"
+            [[flow]]
+            name = "one"
+            cc = "reno"
+            paths = ["L1"]
+            [[flow]]
+            name = "two"
+            cc = "reno"
+            paths = ["L2"]
+            [[flow]]
+            name = "three"
+            cc = "reno"
+            paths = ["L2"]
+            [[flow]]
+            name = "four"
+            cc = "reno"
+            paths = ["L2"]
+            "#
+        );
+        let share = mean_over_seeds(&toml, |s| {
+            let sf = &s.flows[0].subflows;
+            sf[0].goodput_mbps / (sf[0].goodput_mbps + sf[1].goodput_mbps)
+        });
+        println!("{cc:<12} sends {:.1}% of its traffic on the less congested link", share * 100.0);
+        share
+    };
+    let (coupled, lia, ewtcp, reno) =
+        (share_on_l1("coupled"), share_on_l1("lia"), share_on_l1("ewtcp"), share_on_l1("reno"));
+    // EWTCP subflows are TCPs of weight 1/4, i.e. half a TCP's rate at their
+    // link's loss rate: L1 carries 1 + 1/2 TCP-equivalents, L2 3 + 1/2, so
+    // its L1 share is (0.5/1.5) / (0.5/1.5 + 0.5/3.5) = 0.70. Uncoupled: 1/2
+    // and 1/4 of the links, 0.667.
+    let ewtcp_theory = (0.5 / 1.5) / (0.5 / 1.5 + 0.5 / 3.5);
+    assert!(coupled > 0.85, "COUPLED keeps {:.1}% on the congested link", (1.0 - coupled) * 100.0);
+    assert!(
+        lia > ewtcp + 0.03 && lia < coupled,
+        "LIA ({lia:.3}) sits between EWTCP ({ewtcp:.3}) and COUPLED ({coupled:.3})"
+    );
+    assert!(1.0 - lia > 0.05, "LIA keeps a probing share on the congested link");
+    assert!((ewtcp - ewtcp_theory).abs() < 0.05, "EWTCP {ewtcp:.3} vs its theory {ewtcp_theory:.3}");
+    assert!((reno - 2.0 / 3.0).abs() < 0.05, "uncoupled {reno:.3} vs 0.667");
+}
