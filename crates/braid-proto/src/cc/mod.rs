@@ -19,6 +19,7 @@
 
 mod aimd;
 mod coupled;
+mod cubic;
 mod ewtcp;
 mod lia;
 mod reno;
@@ -27,6 +28,7 @@ mod window;
 
 pub use aimd::{total_window, Aimd, WindowRule};
 pub use coupled::{coupled_decrease, Coupled};
+pub use cubic::{cubic_alpha, cubic_k, w_cubic, Cubic, CUBIC_BETA, CUBIC_C};
 pub use ewtcp::{ewtcp_weight, Ewtcp};
 pub use lia::{lia_alpha, Lia};
 pub use reno::Reno;
@@ -96,6 +98,7 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
     ("coupled", "fully coupled: increase 1/w_total, decrease w_total/2 (NSDI 2011)"),
     ("semicoupled", "semi-coupled: increase a/w_total with a = 1, decrease w_r/2 (NSDI 2011)"),
     ("lia", "Linked Increases (RFC 6356): coupled increase, Reno decrease"),
+    ("cubic", "uncoupled CUBIC per subflow (RFC 9438), beta 0.7, fast convergence, no HyStart"),
 ];
 
 /// Builds the controller a scenario names, or `None` for an unknown name.
@@ -106,6 +109,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Controller>> {
         "coupled" => Some(Box::new(Aimd::<Coupled>::default())),
         "semicoupled" => Some(Box::new(Aimd::<SemiCoupled>::default())),
         "lia" => Some(Box::new(Aimd::<Lia>::default())),
+        "cubic" => Some(Box::new(Cubic::default())),
         _ => None,
     }
 }

@@ -1,0 +1,219 @@
+//! CUBIC, uncoupled per subflow (RFC 9438; seed 004 §2.3.1, Algorithm 7).
+//!
+//! In congestion avoidance the window follows `W_cubic(t) = C (t - K)^3 +
+//! W_max` (segments, t in seconds since the epoch began), with
+//! `K = cbrt((W_max - cwnd_epoch) / C)`, C = 0.4. Per ACK the window moves
+//! `(target - cwnd) / cwnd` per acknowledged segment towards
+//! `target = W_cubic(t + RTT)`, clamped to [cwnd, 1.5 cwnd] (§4.2). A
+//! Reno-friendly estimate `W_est` grows by `alpha_cubic` segments per
+//! window, `alpha_cubic = 3 (1 - beta) / (1 + beta)`, and becomes 1 once
+//! `W_est` reaches the window before the last reduction (§4.3); the window
+//! is never below it. A loss sets `ssthresh = cwnd = beta cwnd` with
+//! beta = 0.7, remembering `W_max` with fast convergence (§4.6, §4.7). A
+//! timeout does the same bookkeeping and sets cwnd to one segment (§4.8).
+//!
+//! Choices: HyStart is off (Linux enables it by default; slow start here is
+//! plain RFC 5681 for every controller). RTT is the subflow's smoothed RTT.
+//! Windows are f64 segments rather than Linux's scaled integers.
+
+use super::window::Window;
+use super::{AckSample, Controller, PathView};
+use crate::time::Instant;
+
+/// RFC 9438 constants.
+pub const CUBIC_C: f64 = 0.4;
+pub const CUBIC_BETA: f64 = 0.7;
+
+/// `alpha_cubic` of RFC 9438 §4.3.
+pub fn cubic_alpha() -> f64 {
+    3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA)
+}
+
+/// `K` of RFC 9438 eq. 2, in seconds, for windows in segments.
+pub fn cubic_k(w_max: f64, cwnd_epoch: f64) -> f64 {
+    ((w_max - cwnd_epoch).max(0.0) / CUBIC_C).cbrt()
+}
+
+/// `W_cubic(t)` of RFC 9438 eq. 1, in segments.
+pub fn w_cubic(t: f64, k: f64, w_max: f64) -> f64 {
+    CUBIC_C * (t - k).powi(3) + w_max
+}
+
+#[derive(Clone, Copy, Debug)]
+struct CubicPath {
+    window: Window,
+    /// Window before the last reduction, in segments (0: none yet).
+    w_max: f64,
+    /// cwnd just before the last reduction, for the alpha switch.
+    cwnd_prior: f64,
+    epoch: Option<Instant>,
+    k: f64,
+    w_est: f64,
+}
+
+impl CubicPath {
+    fn segments(&self) -> f64 {
+        self.window.cwnd / self.window.mss
+    }
+
+    /// Records a congestion event (loss or timeout): W_max with fast
+    /// convergence, ssthresh = beta cwnd, and a new epoch on the next ACK.
+    fn reduce(&mut self) {
+        let cwnd = self.segments();
+        self.w_max = if cwnd < self.w_max { cwnd * (1.0 + CUBIC_BETA) / 2.0 } else { cwnd };
+        self.cwnd_prior = cwnd;
+        self.epoch = None;
+        let mss = self.window.mss;
+        self.window.ssthresh = (self.window.cwnd * CUBIC_BETA).max(2.0 * mss);
+    }
+
+    fn avoid(&mut self, now: Instant, acked: f64, rtt: f64) {
+        let mss = self.window.mss;
+        let cwnd = self.segments();
+        let epoch = *self.epoch.get_or_insert_with(|| {
+            if self.w_max < cwnd {
+                self.w_max = cwnd;
+            }
+            self.k = cubic_k(self.w_max, cwnd);
+            self.w_est = cwnd;
+            now
+        });
+        let t = now.saturating_since(epoch).as_secs_f64();
+        let segments_acked = acked / mss;
+        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { cubic_alpha() };
+        self.w_est += alpha * segments_acked / cwnd;
+        let next = if w_cubic(t, self.k, self.w_max) < self.w_est {
+            self.w_est
+        } else {
+            let target = w_cubic(t + rtt, self.k, self.w_max).clamp(cwnd, 1.5 * cwnd);
+            cwnd + (target - cwnd) / cwnd * segments_acked
+        };
+        self.window.cwnd = next.max(cwnd) * mss;
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Cubic {
+    paths: Vec<CubicPath>,
+}
+
+impl Controller for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+    fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
+        let fresh =
+            CubicPath { window: Window::new(mss, iw), w_max: 0.0, cwnd_prior: 0.0, epoch: None, k: 0.0, w_est: 0.0 };
+        if self.paths.len() <= path {
+            let mut gap = fresh;
+            gap.window.active = false;
+            self.paths.resize(path + 1, gap);
+        }
+        self.paths[path] = fresh;
+    }
+    fn on_path_removed(&mut self, path: usize) {
+        if let Some(p) = self.paths.get_mut(path) {
+            p.window.active = false;
+        }
+    }
+    fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
+        let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) else { return };
+        if ack.in_recovery {
+            return;
+        }
+        let rest = p.window.slow_start(ack.bytes_acked);
+        if rest > 0 {
+            let rtt = paths.get(path).and_then(|v| v.srtt).map_or(0.0, |d| d.as_secs_f64());
+            p.avoid(ack.now, rest as f64, rtt);
+        }
+    }
+    fn on_congestion_event(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
+            p.reduce();
+            p.window.cwnd = p.window.ssthresh;
+        }
+    }
+    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
+            p.reduce();
+            p.window.cwnd = p.window.mss;
+        }
+    }
+    fn window(&self, path: usize) -> u64 {
+        self.paths.get(path).map_or(0, |p| p.window.bytes())
+    }
+    fn ssthresh(&self, path: usize) -> u64 {
+        self.paths.get(path).map_or(u64::MAX, |p| p.window.ssthresh_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Duration;
+
+    #[test]
+    fn constants_and_curve_match_rfc9438() {
+        assert!((cubic_alpha() - 0.529_411_764_7).abs() < 1e-9);
+        // W_max = 100, cwnd after loss = 70: K = cbrt(30 / 0.4) = cbrt(75) = 4.2172 s.
+        let k = cubic_k(100.0, 70.0);
+        assert!((k - 4.217_163).abs() < 1e-6, "{k}");
+        assert!((w_cubic(k, k, 100.0) - 100.0).abs() < 1e-9, "plateau at W_max after K");
+        assert!((w_cubic(0.0, k, 100.0) - 70.0).abs() < 1e-9, "starts from the reduced window");
+        assert!((w_cubic(k + 1.0, k, 100.0) - 100.4).abs() < 1e-9, "convex beyond W_max");
+    }
+
+    fn at(ms: u64, bytes: u64) -> AckSample {
+        AckSample {
+            now: Instant::ZERO + Duration::from_millis(ms),
+            bytes_acked: bytes,
+            rtt: None,
+            prior_in_flight: 0,
+            in_recovery: false,
+        }
+    }
+
+    #[test]
+    fn loss_then_concave_growth_towards_w_max() {
+        let mut c = Cubic::default();
+        c.on_path_added(0, 1000, 100);
+        let views = [PathView { srtt: Some(Duration::from_millis(100)), active: true, ..Default::default() }];
+        c.on_congestion_event(Instant::ZERO, 0, &views);
+        // beta = 0.7: 100 segments -> 70.
+        assert_eq!(c.window(0), 70_000);
+        assert_eq!(c.ssthresh(0), 70_000);
+        // First ACK opens the epoch at t = 0, where W_cubic(0) = 70 is below
+        // W_est = 70 + 0.5294 / 70 = 70.00756: the Reno-friendly region (§4.3).
+        c.on_ack(0, &at(0, 1000), &views);
+        let w = c.window(0) as f64 / 1000.0;
+        assert!((w - 70.007_56).abs() < 1e-3, "{w}");
+        // At t = 1 s, W_cubic(1) = 86.69 > W_est: cubic region, target
+        // W_cubic(1.1) = 0.4 (1.1 - 4.2172)^3 + 100 = 87.884, and one acked
+        // segment adds (87.884 - 70.0076) / 70.0076 = 0.2553 segments.
+        c.on_ack(0, &at(1000, 1000), &views);
+        let w = c.window(0) as f64 / 1000.0;
+        assert!((w - 70.263).abs() < 2e-3, "{w}");
+        // Near K the curve is flat at W_max: after a long time without loss
+        // the window has approached 100 segments but not jumped past it.
+        for ms in (1010..4000).step_by(10) {
+            c.on_ack(0, &at(ms, 1000), &views);
+        }
+        let w = c.window(0) as f64 / 1000.0;
+        assert!(w > 90.0 && w <= 101.0, "{w}");
+    }
+
+    #[test]
+    fn fast_convergence_and_timeout() {
+        let mut c = Cubic::default();
+        c.on_path_added(0, 1000, 100);
+        let views = [PathView::default()];
+        c.on_congestion_event(Instant::ZERO, 0, &views);
+        c.on_congestion_event(Instant::ZERO, 0, &views);
+        // Second loss below W_max = 100: W_max = 70 * 1.7 / 2 = 59.5.
+        assert!((c.paths[0].w_max - 59.5).abs() < 1e-9);
+        assert_eq!(c.window(0), 49_000);
+        c.on_rto(Instant::ZERO, 0, &views);
+        assert_eq!(c.window(0), 1_000);
+        assert_eq!(c.ssthresh(0), 34_300);
+    }
+}
