@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 
 use crate::cc::{AckSample, Controller, PathView};
 use crate::config::Config;
-use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError};
+use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, DATA_HEADER_BYTES};
 use crate::recv_buffer::{Chunk, RecvBuffer};
 use crate::sched::{Decision, SchedConn, SchedPath, Scheduler};
 use crate::send_buffer::SendBuffer;
@@ -81,6 +81,8 @@ pub struct Connection {
     advertised_window_end: u64,
     /// Probe timer for a zero receive window with nothing in flight.
     persist_deadline: Option<Instant>,
+    /// When a subflow the pacer holds back may send again.
+    pacing_wakeup: Option<Instant>,
     persist_backoff: u32,
     events: VecDeque<Event>,
     // Reused buffers so the per-packet path does not allocate.
@@ -108,6 +110,7 @@ impl Connection {
             invalid_packets: 0,
             peer_window_end,
             persist_deadline: None,
+            pacing_wakeup: None,
             persist_backoff: 0,
             events: VecDeque::new(),
             path_views: Vec::new(),
@@ -288,7 +291,15 @@ impl Connection {
             self.cc.on_congestion_event(now, i, &self.path_views);
         }
         if out.bytes_acked > 0 {
-            let sample = AckSample { now, bytes_acked: out.bytes_acked, rtt: out.rtt, prior_in_flight, in_recovery };
+            let sample = AckSample {
+                now,
+                bytes_acked: out.bytes_acked,
+                rtt: out.rtt,
+                prior_in_flight,
+                in_recovery,
+                delivered: self.subflows[i].delivered(),
+                rate: out.rate,
+            };
             self.cc.on_ack(i, &sample, &self.path_views);
         }
     }
@@ -318,12 +329,15 @@ impl Connection {
             .iter()
             .filter(|s| s.active)
             .flat_map(|s| [s.receiver.deadline(), s.rto_deadline()])
-            .chain([self.persist_deadline])
+            .chain([self.persist_deadline, self.pacing_wakeup])
             .flatten()
             .min()
     }
 
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self.pacing_wakeup.is_some_and(|t| t <= now) {
+            self.pacing_wakeup = None;
+        }
         for i in 0..self.subflows.len() {
             let sf = &self.subflows[i];
             if !sf.active || sf.rto_deadline().is_none_or(|d| d > now) {
@@ -412,6 +426,17 @@ impl Connection {
         sf.bytes_in_flight() == 0 || sf.bytes_in_flight() + u64::from(len) <= self.cc.window(i)
     }
 
+    /// True when the controller paces subflow `i` and its next slot is
+    /// later than `now`; remembers that slot so `poll_timeout` wakes for it.
+    fn paced(&mut self, now: Instant, i: usize) -> bool {
+        let next = self.subflows[i].next_send_time;
+        if self.cc.pacing_rate(i).is_none() || next <= now {
+            return false;
+        }
+        self.pacing_wakeup = Some(self.pacing_wakeup.map_or(next, |w| w.min(next)));
+        true
+    }
+
     fn poll_retransmission(&mut self, now: Instant) -> Option<Packet> {
         for i in 0..self.subflows.len() {
             if !self.subflows[i].active {
@@ -422,7 +447,7 @@ impl Connection {
                     self.subflows[i].retransmit.pop_front();
                     continue;
                 }
-                if !self.window_space(i, len) {
+                if !self.window_space(i, len) || self.paced(now, i) {
                     break;
                 }
                 self.subflows[i].retransmit.pop_front();
@@ -445,13 +470,20 @@ impl Connection {
             let len = mss.min(self.send.backlog()).min(window_room);
             if len == 0 || (len < mss.min(self.send.backlog()) && self.any_in_flight()) {
                 // Nothing to send, or only a runt the window allows: wait.
+                if self.send.backlog() == 0 {
+                    for sf in &mut self.subflows {
+                        sf.mark_app_limited();
+                    }
+                }
                 self.arm_persist(now);
                 return None;
             }
             (self.send.nxt(), len as u32, false)
         };
         self.sched_views.clear();
-        for (i, s) in self.subflows.iter().enumerate() {
+        for i in 0..self.subflows.len() {
+            let paced = self.paced(now, i);
+            let s = &self.subflows[i];
             self.sched_views.push(SchedPath {
                 srtt: s.rtt.srtt(),
                 rttvar: s.rtt.rttvar(),
@@ -461,6 +493,7 @@ impl Connection {
                 backup: s.backup,
                 potentially_failed: s.potentially_failed,
                 active: s.active,
+                paced,
             });
         }
         let conn = SchedConn { backlog: self.send.backlog(), window_room };
@@ -495,6 +528,12 @@ impl Connection {
 
     fn send_data(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Packet {
         let rto = self.rto_of(i);
+        if let Some(rate) = self.cc.pacing_rate(i).filter(|&r| r > 0) {
+            // Space packets at the pacing rate, counting their wire size.
+            let gap = Duration::from_nanos(u64::from(len + DATA_HEADER_BYTES) * 1_000_000_000 / rate);
+            let sf = &mut self.subflows[i];
+            sf.next_send_time = sf.next_send_time.max(now) + gap;
+        }
         let pn_floor = self.subflows[i].pn_floor();
         let pn = self.subflows[i].on_sent(now, dsn, len, rto);
         let payload = match self.send.payload(dsn, len) {

@@ -22,5 +22,5 @@ pub use config::Config;
 pub use connection::{Connection, ConnectionStats, Event, SubflowStats};
 pub use packet::{AckFrame, DataFrame, Frame, Packet, PacketError};
 pub use rtt::RttEstimator;
-pub use subflow::SubflowCounters;
+pub use subflow::{RateSample, SubflowCounters};
 pub use time::{Duration, Instant};

@@ -33,6 +33,24 @@ struct Sent {
     len: u32,
     time: Instant,
     state: State,
+    /// Delivery-rate state when this packet was sent (draft-cheng-iccrg-
+    /// delivery-rate-estimation §3.2).
+    delivered: u64,
+    delivered_time: Instant,
+    first_sent_time: Instant,
+    app_limited: bool,
+}
+
+/// One delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSample {
+    /// Bytes per second delivered over the sampled interval.
+    pub delivery_rate: f64,
+    /// The subflow's delivered count when the sampled packet was sent.
+    pub prior_delivered: u64,
+    /// The sample was taken while the sender had nothing to send, so it
+    /// may underestimate the path.
+    pub is_app_limited: bool,
 }
 
 /// Counters a subflow keeps for reports.
@@ -59,6 +77,7 @@ pub struct AckOutcome {
     pub rtt: Option<Duration>,
     /// A loss opened a new recovery episode (one window reduction).
     pub congestion_event: bool,
+    pub rate: Option<RateSample>,
 }
 
 #[derive(Debug)]
@@ -85,8 +104,18 @@ pub struct Subflow {
     pub potentially_failed: bool,
     /// A zero-length probe should go out (a failed path with nothing to resend).
     pub probe_pending: bool,
+    /// Earliest time the pacer lets the next packet out (when the
+    /// controller paces).
+    pub next_send_time: Instant,
     pub receiver: AckTracker,
     pub counters: SubflowCounters,
+    /// Delivery-rate estimation state: bytes delivered so far, when the
+    /// latest were, the send time of the packet that began the sampling
+    /// interval, and the `delivered` mark below which samples are app-limited.
+    delivered: u64,
+    delivered_time: Instant,
+    first_sent_time: Instant,
+    app_limited_until: u64,
 }
 
 impl Subflow {
@@ -108,9 +137,25 @@ impl Subflow {
             rto_backoff: 0,
             potentially_failed: false,
             probe_pending: false,
+            next_send_time: Instant::ZERO,
             receiver: AckTracker::default(),
             counters: SubflowCounters::default(),
+            delivered: 0,
+            delivered_time: Instant::ZERO,
+            first_sent_time: Instant::ZERO,
+            app_limited_until: 0,
         }
+    }
+
+    /// Bytes delivered to the peer on this subflow so far.
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// The sender has nothing to send: samples until what is now in flight
+    /// is delivered understate the path (draft §3.4).
+    pub fn mark_app_limited(&mut self) {
+        self.app_limited_until = (self.delivered + self.bytes_in_flight).max(1);
     }
 
     pub fn bytes_in_flight(&self) -> u64 {
@@ -132,7 +177,21 @@ impl Subflow {
     pub fn on_sent(&mut self, now: Instant, dsn: u64, len: u32, rto: Duration) -> u64 {
         let pn = self.next_pn;
         self.next_pn += 1;
-        self.sent.push_back(Sent { dsn, len, time: now, state: State::InFlight });
+        if self.bytes_in_flight == 0 {
+            // A new flight: the sampling interval restarts now (draft §3.2).
+            self.first_sent_time = now;
+            self.delivered_time = now;
+        }
+        self.sent.push_back(Sent {
+            dsn,
+            len,
+            time: now,
+            state: State::InFlight,
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            app_limited: self.app_limited_until != 0,
+        });
         self.bytes_in_flight += u64::from(len);
         self.counters.packets_sent += 1;
         self.counters.bytes_sent += u64::from(len);
@@ -152,7 +211,9 @@ impl Subflow {
         rto: impl Fn(&Self) -> Duration,
     ) -> AckOutcome {
         let mut out = AckOutcome::default();
-        let mut newest: Option<u64> = None;
+        // The most recently sent packet this ACK newly covers, copied before
+        // the scoreboard drops it: it gives the RTT and rate samples.
+        let mut newest: Option<(u64, Sent)> = None;
         let cum = ack.cumulative.min(self.next_pn);
         for pn in self.base_pn..cum {
             self.mark_acked(pn, &mut out, &mut newest);
@@ -163,14 +224,12 @@ impl Subflow {
             }
         }
         self.pop_resolved();
-        if let Some(pn) = newest {
+        if let Some((pn, p)) = newest {
             if self.largest_acked.is_none_or(|l| pn > l) {
                 self.largest_acked = Some(pn);
-                let sent = self.entry(pn).map(|p| p.time);
-                if let Some(t) = sent {
-                    out.rtt = Some(now - t);
-                }
+                out.rtt = Some(now - p.time);
             }
+            out.rate = self.rate_sample(now, &p);
         }
         if let Some(r) = out.rtt {
             self.rtt.on_sample(r);
@@ -191,11 +250,7 @@ impl Subflow {
         out
     }
 
-    fn entry(&self, pn: u64) -> Option<&Sent> {
-        pn.checked_sub(self.base_pn).and_then(|i| self.sent.get(i as usize))
-    }
-
-    fn mark_acked(&mut self, pn: u64, out: &mut AckOutcome, newest: &mut Option<u64>) {
+    fn mark_acked(&mut self, pn: u64, out: &mut AckOutcome, newest: &mut Option<(u64, Sent)>) {
         let Some(i) = pn.checked_sub(self.base_pn) else { return };
         let Some(p) = self.sent.get_mut(i as usize) else { return };
         match p.state {
@@ -208,8 +263,34 @@ impl Subflow {
             State::Acked => return,
         }
         p.state = State::Acked;
+        self.delivered += u64::from(p.len);
         out.packets_acked += 1;
-        *newest = Some(newest.map_or(pn, |n: u64| n.max(pn)));
+        if newest.is_none_or(|(n, _)| pn > n) {
+            *newest = Some((pn, *p));
+        }
+    }
+
+    /// Delivery rate over the interval since `p` was sent (draft §3.3):
+    /// delivered bytes over the longer of the send and ACK intervals, which
+    /// guards against ACK compression. Intervals shorter than the minimum
+    /// RTT are discarded as the draft requires.
+    fn rate_sample(&mut self, now: Instant, p: &Sent) -> Option<RateSample> {
+        self.delivered_time = now;
+        if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        let send_elapsed = p.time.saturating_since(p.first_sent_time);
+        let ack_elapsed = now.saturating_since(p.delivered_time);
+        self.first_sent_time = p.time;
+        let interval = send_elapsed.max(ack_elapsed);
+        if interval == Duration::ZERO || self.rtt.min_rtt().is_some_and(|m| interval < m) {
+            return None;
+        }
+        Some(RateSample {
+            delivery_rate: (self.delivered - p.delivered) as f64 / interval.as_secs_f64(),
+            prior_delivered: p.delivered,
+            is_app_limited: p.app_limited,
+        })
     }
 
     /// Marks packets `dupthresh` or more below the largest acknowledged as
@@ -276,5 +357,86 @@ impl Subflow {
         }
         // Keep the timer running so a failed path keeps being probed.
         self.rto_deadline = Some(now + rto(self));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::MAX_SACK_BLOCKS;
+
+    fn ack(cumulative: u64, sack: &[(u64, u64)]) -> AckFrame {
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+        blocks[..sack.len()].copy_from_slice(sack);
+        AckFrame { cumulative, sack: blocks, sack_len: sack.len() as u8, data_ack: 0, window_end: 0 }
+    }
+
+    fn ms(v: u64) -> Instant {
+        Instant::ZERO + Duration::from_millis(v)
+    }
+
+    const RTO: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn in_order_acks_give_rtt_and_rate_samples() {
+        let mut s = Subflow::new(1000, false);
+        for k in 0..4 {
+            s.on_sent(ms(k), k * 1000, 1000, RTO);
+        }
+        assert_eq!(s.bytes_in_flight(), 4000);
+        // Packets 0 and 1 acknowledged in order at 50 ms: RTT from packet 1.
+        let out = s.on_ack(ms(50), &ack(2, &[]), 3, |_| RTO);
+        assert_eq!(out.rtt, Some(Duration::from_millis(49)));
+        assert_eq!(s.rtt.srtt(), Some(Duration::from_millis(49)));
+        assert_eq!((out.bytes_acked, s.bytes_in_flight(), s.delivered()), (2000, 2000, 2000));
+        // Packets 2 and 3 at 60 ms. Packet 3 left at 3 ms, before anything
+        // was delivered (delivered 0, interval start 0 ms), so the sample is
+        // 4000 bytes over max(send 3 ms, ack 60 ms) = 66.7 kB/s.
+        let out = s.on_ack(ms(60), &ack(4, &[]), 3, |_| RTO);
+        let rate = out.rate.expect("rate sample");
+        assert!((rate.delivery_rate - 4000.0 / 0.060).abs() < 1e-6, "{rate:?}");
+        assert_eq!(rate.prior_delivered, 0);
+        // A packet sent now starts from the new state: delivered 4000 at 60 ms.
+        s.on_sent(ms(60), 4000, 1000, RTO);
+        let rate = s.on_ack(ms(110), &ack(5, &[]), 3, |_| RTO).rate.expect("rate sample");
+        assert_eq!(rate.prior_delivered, 4000);
+        assert!((rate.delivery_rate - 1000.0 / 0.050).abs() < 1e-6, "{rate:?}");
+        assert_eq!(s.bytes_in_flight(), 0);
+        assert_eq!(s.rto_deadline(), None, "timer stops with nothing in flight");
+    }
+
+    #[test]
+    fn three_later_packets_declare_a_loss_once_per_episode() {
+        let mut s = Subflow::new(1000, false);
+        for k in 0..8 {
+            s.on_sent(ms(0), k * 1000, 1000, RTO);
+        }
+        // Packet 0 missing, 1..=3 SACKed: 0 is lost, one congestion event.
+        let out = s.on_ack(ms(10), &ack(0, &[(1, 4)]), 3, |_| RTO);
+        assert!(out.congestion_event);
+        assert_eq!(s.retransmit.iter().copied().collect::<Vec<_>>(), vec![(0, 1000)]);
+        assert_eq!(s.bytes_in_flight(), 4000);
+        // Packet 4 also lost, in the same episode: no second reduction.
+        let out = s.on_ack(ms(11), &ack(0, &[(5, 8)]), 3, |_| RTO);
+        assert!(!out.congestion_event);
+        assert_eq!(s.retransmit.len(), 2);
+        // Everything sent before the episode is now resolved: it is over.
+        assert_eq!(s.pn_floor(), 8);
+        assert!(!s.in_recovery());
+    }
+
+    #[test]
+    fn rto_marks_everything_lost_and_backs_off() {
+        let mut s = Subflow::new(1000, false);
+        s.on_sent(ms(0), 0, 1000, RTO);
+        s.on_sent(ms(0), 1000, 1000, RTO);
+        let mut lost = Vec::new();
+        let rto = |s: &Subflow| s.rto(Duration::from_millis(200), RTO, Duration::from_secs(60));
+        s.on_rto(ms(1000), rto, &mut lost);
+        assert_eq!(lost, vec![(0, 1000), (1000, 1000)]);
+        assert_eq!(s.bytes_in_flight(), 0);
+        assert!(s.potentially_failed);
+        // Backed off once: 2 x the initial 1 s.
+        assert_eq!(s.rto_deadline(), Some(ms(3000)));
     }
 }

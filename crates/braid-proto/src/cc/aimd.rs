@@ -97,6 +97,14 @@ pub(crate) mod test_support {
     }
 
     pub fn ack(bytes: u64) -> AckSample {
-        AckSample { now: Instant::ZERO, bytes_acked: bytes, rtt: None, prior_in_flight: 0, in_recovery: false }
+        AckSample {
+            now: Instant::ZERO,
+            bytes_acked: bytes,
+            rtt: None,
+            prior_in_flight: 0,
+            in_recovery: false,
+            delivered: 0,
+            rate: None,
+        }
     }
 }

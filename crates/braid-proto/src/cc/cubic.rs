@@ -170,6 +170,8 @@ mod tests {
             rtt: None,
             prior_in_flight: 0,
             in_recovery: false,
+            delivered: 0,
+            rate: None,
         }
     }
 

@@ -35,6 +35,7 @@ pub use reno::Reno;
 pub use semicoupled::{SemiCoupled, SEMICOUPLED_A};
 pub use window::Window;
 
+use crate::subflow::RateSample;
 use crate::time::{Duration, Instant};
 
 /// What the connection knows about one subflow, read-only.
@@ -64,6 +65,10 @@ pub struct AckSample {
     pub prior_in_flight: u64,
     /// True while the subflow is in fast recovery; windows do not grow then.
     pub in_recovery: bool,
+    /// Bytes delivered on the subflow so far, this ACK included.
+    pub delivered: u64,
+    /// Delivery-rate sample, when this ACK yields a valid one.
+    pub rate: Option<RateSample>,
 }
 
 /// A congestion controller for all subflows of one connection.
@@ -171,6 +176,8 @@ mod properties {
                                 rtt,
                                 prior_in_flight: rng.below(100_000),
                                 in_recovery: rng.below(5) == 0,
+                                delivered: step * 1000,
+                                rate: None,
                             };
                             c.on_ack(path, &ack, &views);
                         }

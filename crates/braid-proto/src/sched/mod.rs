@@ -25,12 +25,15 @@ pub struct SchedPath {
     pub potentially_failed: bool,
     /// False for closed subflows.
     pub active: bool,
+    /// The pacer holds this subflow back until later.
+    pub paced: bool,
 }
 
 impl SchedPath {
-    /// Room for one more full segment under the congestion window.
+    /// Room for one more full segment under the congestion window, and the
+    /// pacer lets it go now.
     pub fn has_window_space(&self) -> bool {
-        self.bytes_in_flight + u64::from(self.mss) <= self.cwnd
+        !self.paced && self.bytes_in_flight + u64::from(self.mss) <= self.cwnd
     }
     /// Can carry data at all (open and not suspected dead).
     pub fn usable(&self) -> bool {
