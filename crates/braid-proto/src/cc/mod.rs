@@ -18,6 +18,7 @@
 //! byte (Linux counts every acknowledged packet, which is equivalent).
 
 mod aimd;
+mod bbr;
 mod coupled;
 mod cubic;
 mod ewtcp;
@@ -27,6 +28,7 @@ mod semicoupled;
 mod window;
 
 pub use aimd::{total_window, Aimd, WindowRule};
+pub use bbr::{Bbr, BbrState};
 pub use coupled::{coupled_decrease, Coupled};
 pub use cubic::{cubic_alpha, cubic_k, w_cubic, Cubic, CUBIC_BETA, CUBIC_C};
 pub use ewtcp::{ewtcp_weight, Ewtcp};
@@ -104,6 +106,7 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
     ("semicoupled", "semi-coupled: increase a/w_total with a = 1, decrease w_r/2 (NSDI 2011)"),
     ("lia", "Linked Increases (RFC 6356): coupled increase, Reno decrease"),
     ("cubic", "uncoupled CUBIC per subflow (RFC 9438), beta 0.7, fast convergence, no HyStart"),
+    ("bbr", "uncoupled BBR v1 per subflow (draft-cardwell-iccrg-bbr-congestion-control-00), paced"),
 ];
 
 /// Builds the controller a scenario names, or `None` for an unknown name.
@@ -115,6 +118,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Controller>> {
         "semicoupled" => Some(Box::new(Aimd::<SemiCoupled>::default())),
         "lia" => Some(Box::new(Aimd::<Lia>::default())),
         "cubic" => Some(Box::new(Cubic::default())),
+        "bbr" => Some(Box::new(Bbr::default())),
         _ => None,
     }
 }

@@ -1,0 +1,391 @@
+//! BBR v1, uncoupled per subflow (draft-cardwell-iccrg-bbr-congestion-
+//! control-00; delivery rates from draft-cheng-iccrg-delivery-rate-
+//! estimation; seed 004 §2.3.6, Algorithm 12).
+//!
+//! Model: `BtlBw` is the windowed maximum of delivery-rate samples over the
+//! last 10 round trips (app-limited samples count only when they raise it);
+//! `RTprop` the minimum RTT over the last 10 s. The pacing rate is
+//! `pacing_gain * BtlBw`, the window `cwnd_gain * BtlBw * RTprop + 3 send
+//! quanta`, at least 4 segments.
+//!
+//! States: Startup (gains 2/ln 2) until the bandwidth has not grown by 25%
+//! for three rounds; Drain (pacing gain ln 2 / 2) until in flight falls to
+//! one BDP; ProbeBW cycling pacing gains [1.25, 0.75, 1 x 6], a phase per
+//! RTprop, with the 1.25 phase held until in flight reaches 1.25 BDP and the
+//! 0.75 phase left early once in flight is down to one BDP; ProbeRTT (window
+//! 4 segments for 200 ms and a round) whenever RTprop is 10 s old.
+//!
+//! Loss handling follows the draft's packet conservation in simplified form:
+//! on a congestion event the window is saved and set to what is in flight
+//! (at least 4 segments), growing again with deliveries until the model
+//! window is reached, where it restores the saved one; a timeout sets the
+//! window to one segment. Deviations: the draft starts ProbeBW at a random
+//! phase; Braid's core has no RNG, so every subflow starts in the first
+//! cruise phase (index 2). The send quantum is 2 segments (Linux's value
+//! above 1.2 Mbit/s) up to 64 KB at 1 ms of pacing.
+
+use super::{AckSample, Controller, PathView};
+use crate::time::{Duration, Instant};
+
+const STARTUP_GAIN: f64 = 2.885_390_081_777_926_8; // 2 / ln 2
+const DRAIN_GAIN: f64 = 1.0 / STARTUP_GAIN;
+const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+const BTLBW_ROUNDS: u64 = 10;
+const RTPROP_WINDOW: Duration = Duration::from_secs(10);
+const PROBE_RTT_TIME: Duration = Duration::from_millis(200);
+const MIN_WINDOW_SEGMENTS: f64 = 4.0;
+const FULL_BW_GROWTH: f64 = 1.25;
+const FULL_BW_ROUNDS: u32 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BbrState {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+#[derive(Clone, Debug)]
+struct BbrPath {
+    active: bool,
+    mss: f64,
+    state: BbrState,
+    cwnd: f64,
+    /// Window saved when loss recovery or ProbeRTT cut it.
+    prior_cwnd: f64,
+    in_conservation: bool,
+    /// Windowed max filter: (round, rate in bytes/s), newest last.
+    bw_samples: Vec<(u64, f64)>,
+    btl_bw: f64,
+    rt_prop: Option<Duration>,
+    rt_prop_stamp: Instant,
+    round: u64,
+    next_round_delivered: u64,
+    full_bw: f64,
+    full_bw_rounds: u32,
+    filled_pipe: bool,
+    cycle_index: usize,
+    cycle_stamp: Instant,
+    probe_rtt_done: Option<Instant>,
+    probe_rtt_round_done: bool,
+    initial_window: f64,
+}
+
+impl BbrPath {
+    fn new(mss: u32, iw: u32) -> Self {
+        let mss = f64::from(mss.max(1));
+        let cwnd = mss * f64::from(iw.max(1));
+        BbrPath {
+            active: true,
+            mss,
+            state: BbrState::Startup,
+            cwnd,
+            prior_cwnd: cwnd,
+            in_conservation: false,
+            bw_samples: Vec::new(),
+            btl_bw: 0.0,
+            rt_prop: None,
+            rt_prop_stamp: Instant::ZERO,
+            round: 0,
+            next_round_delivered: 0,
+            full_bw: 0.0,
+            full_bw_rounds: 0,
+            filled_pipe: false,
+            cycle_index: 2,
+            cycle_stamp: Instant::ZERO,
+            probe_rtt_done: None,
+            probe_rtt_round_done: false,
+            initial_window: cwnd,
+        }
+    }
+
+    fn gains(&self) -> (f64, f64) {
+        match self.state {
+            BbrState::Startup => (STARTUP_GAIN, STARTUP_GAIN),
+            BbrState::Drain => (DRAIN_GAIN, STARTUP_GAIN),
+            BbrState::ProbeBw => (CYCLE[self.cycle_index], 2.0),
+            BbrState::ProbeRtt => (1.0, 1.0),
+        }
+    }
+
+    fn bdp(&self) -> Option<f64> {
+        let rt = self.rt_prop?;
+        (self.btl_bw > 0.0).then(|| self.btl_bw * rt.as_secs_f64())
+    }
+
+    fn send_quantum(&self) -> f64 {
+        (self.pacing_rate() * 0.001).clamp(2.0 * self.mss, 65_536.0)
+    }
+
+    /// The window the model asks for at `gain`: gain x BDP + 3 quanta.
+    fn target_window(&self, gain: f64) -> f64 {
+        match self.bdp() {
+            Some(bdp) => (gain * bdp + 3.0 * self.send_quantum()).max(MIN_WINDOW_SEGMENTS * self.mss),
+            None => self.initial_window,
+        }
+    }
+
+    fn pacing_rate(&self) -> f64 {
+        let (pacing_gain, _) = self.gains();
+        if self.btl_bw > 0.0 {
+            return pacing_gain * self.btl_bw;
+        }
+        // Before any sample: the initial window over the RTT (1 ms unknown).
+        let rtt = self.rt_prop.map_or(0.001, |r| r.as_secs_f64().max(1e-6));
+        STARTUP_GAIN * self.initial_window / rtt
+    }
+
+    fn update_model(&mut self, ack: &AckSample, rtt: Option<Duration>) {
+        // Rounds: a round ends when a packet sent after the last round
+        // started is acknowledged.
+        if let Some(rs) = ack.rate {
+            if rs.prior_delivered >= self.next_round_delivered {
+                self.next_round_delivered = ack.delivered;
+                self.round += 1;
+                self.on_round_start();
+            }
+            if !rs.is_app_limited || rs.delivery_rate >= self.btl_bw {
+                self.bw_samples.push((self.round, rs.delivery_rate));
+            }
+        }
+        let round = self.round;
+        self.bw_samples.retain(|&(r, _)| r + BTLBW_ROUNDS > round);
+        self.btl_bw = self.bw_samples.iter().map(|&(_, b)| b).fold(0.0, f64::max);
+        if let Some(r) = rtt {
+            let expired = ack.now.saturating_since(self.rt_prop_stamp) > RTPROP_WINDOW;
+            if self.rt_prop.is_none_or(|m| r <= m) || expired {
+                self.rt_prop = Some(r);
+                self.rt_prop_stamp = ack.now;
+            }
+        }
+    }
+
+    fn on_round_start(&mut self) {
+        if self.filled_pipe || self.btl_bw == 0.0 {
+            return;
+        }
+        if self.btl_bw >= self.full_bw * FULL_BW_GROWTH {
+            self.full_bw = self.btl_bw;
+            self.full_bw_rounds = 0;
+        } else {
+            self.full_bw_rounds += 1;
+            self.filled_pipe = self.full_bw_rounds >= FULL_BW_ROUNDS;
+        }
+    }
+
+    fn update_state(&mut self, now: Instant, in_flight: f64, lost_now: bool) {
+        let bdp = self.bdp().unwrap_or(self.initial_window);
+        match self.state {
+            BbrState::Startup if self.filled_pipe => self.state = BbrState::Drain,
+            BbrState::Drain if in_flight <= bdp => self.enter_probe_bw(now),
+            BbrState::ProbeBw => {
+                let phase_over = self.rt_prop.is_some_and(|r| now.saturating_since(self.cycle_stamp) > r);
+                let gain = CYCLE[self.cycle_index];
+                let advance = if gain > 1.0 {
+                    phase_over && (lost_now || in_flight >= gain * bdp)
+                } else if gain < 1.0 {
+                    phase_over || in_flight <= bdp
+                } else {
+                    phase_over
+                };
+                if advance {
+                    self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
+                    self.cycle_stamp = now;
+                }
+            }
+            _ => {}
+        }
+        self.check_probe_rtt(now, in_flight);
+    }
+
+    fn enter_probe_bw(&mut self, now: Instant) {
+        self.state = BbrState::ProbeBw;
+        self.cycle_index = 2;
+        self.cycle_stamp = now;
+    }
+
+    fn check_probe_rtt(&mut self, now: Instant, in_flight: f64) {
+        let stale = now.saturating_since(self.rt_prop_stamp) > RTPROP_WINDOW;
+        if self.state != BbrState::ProbeRtt && stale && self.rt_prop.is_some() {
+            self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
+            self.state = BbrState::ProbeRtt;
+            self.probe_rtt_done = None;
+        }
+        if self.state != BbrState::ProbeRtt {
+            return;
+        }
+        match self.probe_rtt_done {
+            None if in_flight <= MIN_WINDOW_SEGMENTS * self.mss => {
+                self.probe_rtt_done = Some(now + PROBE_RTT_TIME);
+                self.probe_rtt_round_done = false;
+                self.next_round_delivered = 0;
+            }
+            Some(done) if self.probe_rtt_round_done && now >= done => {
+                self.rt_prop_stamp = now;
+                self.cwnd = self.cwnd.max(self.prior_cwnd);
+                if self.filled_pipe {
+                    self.enter_probe_bw(now);
+                } else {
+                    self.state = BbrState::Startup;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn set_cwnd(&mut self, acked: f64) {
+        let (_, cwnd_gain) = self.gains();
+        let target = self.target_window(cwnd_gain);
+        if self.in_conservation {
+            self.cwnd += acked;
+            if self.cwnd >= target.min(self.prior_cwnd) {
+                self.in_conservation = false;
+                self.cwnd = self.cwnd.max(self.prior_cwnd.min(target));
+            }
+        } else if self.filled_pipe {
+            self.cwnd = (self.cwnd + acked).min(target);
+        } else if self.cwnd < target || self.bdp().is_none() {
+            self.cwnd += acked;
+        }
+        self.cwnd = self.cwnd.max(MIN_WINDOW_SEGMENTS * self.mss);
+        if self.state == BbrState::ProbeRtt {
+            self.cwnd = self.cwnd.min(MIN_WINDOW_SEGMENTS * self.mss);
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Bbr {
+    paths: Vec<BbrPath>,
+}
+
+impl Bbr {
+    pub fn state(&self, path: usize) -> Option<BbrState> {
+        self.paths.get(path).map(|p| p.state)
+    }
+    /// Bottleneck bandwidth estimate of `path`, bytes per second.
+    pub fn btl_bw(&self, path: usize) -> Option<f64> {
+        self.paths.get(path).map(|p| p.btl_bw)
+    }
+}
+
+impl Controller for Bbr {
+    fn name(&self) -> &'static str {
+        "bbr"
+    }
+    fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
+        if self.paths.len() <= path {
+            let mut gap = BbrPath::new(mss, iw);
+            gap.active = false;
+            self.paths.resize(path + 1, gap);
+        }
+        self.paths[path] = BbrPath::new(mss, iw);
+    }
+    fn on_path_removed(&mut self, path: usize) {
+        if let Some(p) = self.paths.get_mut(path) {
+            p.active = false;
+        }
+    }
+    fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
+        let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };
+        let in_flight = paths.get(path).map_or(0.0, |v| v.bytes_in_flight as f64);
+        if p.state == BbrState::ProbeRtt
+            && p.probe_rtt_done.is_some()
+            && ack.rate.is_some_and(|rs| rs.prior_delivered >= p.next_round_delivered)
+        {
+            p.probe_rtt_round_done = true;
+        }
+        p.update_model(ack, ack.rtt);
+        p.update_state(ack.now, in_flight, false);
+        p.set_cwnd(ack.bytes_acked as f64);
+    }
+    fn on_congestion_event(&mut self, now: Instant, path: usize, paths: &[PathView]) {
+        let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };
+        let in_flight = paths.get(path).map_or(0.0, |v| v.bytes_in_flight as f64);
+        p.prior_cwnd = p.cwnd;
+        p.in_conservation = true;
+        p.cwnd = in_flight.max(MIN_WINDOW_SEGMENTS * p.mss);
+        p.update_state(now, in_flight, true);
+    }
+    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };
+        p.prior_cwnd = p.prior_cwnd.max(p.cwnd);
+        p.in_conservation = true;
+        p.cwnd = p.mss;
+    }
+    fn window(&self, path: usize) -> u64 {
+        self.paths.get(path).map_or(0, |p| p.cwnd as u64)
+    }
+    fn ssthresh(&self, _path: usize) -> u64 {
+        u64::MAX
+    }
+    fn pacing_rate(&self, path: usize) -> Option<u64> {
+        self.paths.get(path).filter(|p| p.active).map(|p| p.pacing_rate().max(1.0) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::subflow::RateSample;
+
+    fn ack(ms: u64, acked: u64, delivered: u64, rate: f64, prior: u64, rtt_ms: u64) -> AckSample {
+        AckSample {
+            now: Instant::ZERO + Duration::from_millis(ms),
+            bytes_acked: acked,
+            rtt: Some(Duration::from_millis(rtt_ms)),
+            prior_in_flight: 0,
+            in_recovery: false,
+            delivered,
+            rate: Some(RateSample { delivery_rate: rate, prior_delivered: prior, is_app_limited: false }),
+        }
+    }
+
+    #[test]
+    fn gains_match_the_draft() {
+        assert!((STARTUP_GAIN - 2.0 / std::f64::consts::LN_2).abs() < 1e-12);
+        assert!((DRAIN_GAIN * STARTUP_GAIN - 1.0).abs() < 1e-12);
+        assert_eq!(CYCLE.iter().sum::<f64>(), 8.0, "the cycle averages to gain 1");
+    }
+
+    #[test]
+    fn model_window_and_pacing_from_btlbw_and_rtprop() {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let view = [PathView { active: true, ..Default::default() }];
+        // 1.25 MB/s (10 Mbit/s) at 40 ms: BDP = 50 kB.
+        b.on_ack(0, &ack(40, 1000, 1000, 1_250_000.0, 0, 40), &view);
+        let p = &b.paths[0];
+        assert_eq!(p.btl_bw, 1_250_000.0);
+        assert_eq!(p.rt_prop, Some(Duration::from_millis(40)));
+        assert!((p.bdp().unwrap() - 50_000.0).abs() < 1e-6);
+        // Startup pacing: 2.885 x 1.25 MB/s.
+        assert_eq!(b.pacing_rate(0), Some((STARTUP_GAIN * 1_250_000.0) as u64));
+        // Quantum at 3.6 MB/s pacing is 3.6 kB (1 ms), so the ProbeBW target
+        // window is 2 x 50 kB + 3 x 3.6 kB.
+        let q = b.paths[0].send_quantum();
+        assert!((q - STARTUP_GAIN * 1250.0).abs() < 1e-6);
+        assert!((b.paths[0].target_window(2.0) - (100_000.0 + 3.0 * q)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn startup_exits_after_three_rounds_without_growth_then_drains() {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let mut view = [PathView { active: true, bytes_in_flight: 200_000, ..Default::default() }];
+        let mut delivered = 0;
+        // Each call is one round: the sample's packet was sent after the
+        // previous round began. Growth stops after round 3.
+        for (round, rate) in [1e6, 2e6, 4e6, 4.1e6, 4.2e6, 4.3e6, 4.3e6].iter().enumerate() {
+            let prior = delivered;
+            delivered += 50_000;
+            b.on_ack(0, &ack(40 * (round as u64 + 1), 50_000, delivered, *rate, prior, 40), &view);
+        }
+        assert_eq!(b.state(0), Some(BbrState::Drain), "full pipe after 3 rounds below 25% growth");
+        // In flight falls to one BDP (4.3 MB/s x 40 ms = 172 kB): ProbeBW.
+        view[0].bytes_in_flight = 150_000;
+        b.on_ack(0, &ack(400, 1000, delivered + 1000, 4.3e6, delivered, 40), &view);
+        assert_eq!(b.state(0), Some(BbrState::ProbeBw));
+        assert_eq!(b.pacing_rate(0), Some(4_300_000), "cruise phase, gain 1");
+    }
+}
