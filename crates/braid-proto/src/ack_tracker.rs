@@ -9,6 +9,9 @@
 use crate::packet::MAX_SACK_BLOCKS;
 use crate::time::{Duration, Instant};
 
+/// Most received ranges remembered above the cumulative point.
+const MAX_RANGES: usize = 256;
+
 #[derive(Clone, Debug, Default)]
 pub struct AckTracker {
     /// All packet numbers below this have arrived.
@@ -70,6 +73,11 @@ impl AckTracker {
                 }
             }
             return true;
+        }
+        if self.ranges.len() >= MAX_RANGES {
+            // A sender never leaves this many holes; a hostile one might.
+            // Forget the lowest range: at worst it is re-sent.
+            self.ranges.remove(0);
         }
         // Index of the first range that ends at or after pn.
         let i = self.ranges.partition_point(|&(_, end)| end < pn);

@@ -12,7 +12,7 @@
 //! congestion window in flight, and no data beyond the peer's receive window
 //! (`window_end`) is ever sent.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::cc::{AckSample, Controller, PathView};
 use crate::config::Config;
@@ -22,6 +22,10 @@ use crate::sched::{Decision, SchedConn, SchedPath, Scheduler};
 use crate::send_buffer::SendBuffer;
 use crate::subflow::{Subflow, SubflowCounters};
 use crate::time::{Duration, Instant};
+
+/// Receive window assumed for the peer before its first ACK: 64 KiB, the
+/// largest window TCP can announce without window scaling.
+const INITIAL_PEER_WINDOW: u64 = 65_535;
 
 /// Something the application may want to know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,8 +75,10 @@ pub struct Connection {
     sched: Box<dyn Scheduler>,
     send: SendBuffer,
     recv: RecvBuffer,
-    /// Data of timed-out subflows, to be sent on another subflow first.
-    reinject: VecDeque<(u64, u32)>,
+    /// Data of timed-out or closed subflows, to be sent on another subflow
+    /// before new data: DSN -> length, lowest first (it unblocks the
+    /// receiver soonest), each range once however often it is queued.
+    reinject: BTreeMap<u64, u32>,
     reinjected_bytes: u64,
     invalid_packets: u64,
     /// The peer's receive window right edge.
@@ -88,15 +94,15 @@ pub struct Connection {
     // Reused buffers so the per-packet path does not allocate.
     path_views: Vec<PathView>,
     sched_views: Vec<SchedPath>,
-    lost_scratch: Vec<(u64, u32)>,
 }
 
 impl Connection {
     pub fn new(config: Config, cc: Box<dyn Controller>, sched: Box<dyn Scheduler>) -> Self {
         let send = SendBuffer::new(config.send_buffer);
         let recv = RecvBuffer::new(config.recv_buffer);
-        // Both ends are configured alike, so the initial peer window is ours.
-        let peer_window_end = config.recv_buffer;
+        // Until the peer's first ACK states its window, assume TCP's largest
+        // unscaled one rather than trusting the peer to be configured like us.
+        let peer_window_end = INITIAL_PEER_WINDOW;
         Connection {
             advertised_window_end: recv.window_end(),
             config,
@@ -105,7 +111,7 @@ impl Connection {
             sched,
             send,
             recv,
-            reinject: VecDeque::new(),
+            reinject: BTreeMap::new(),
             reinjected_bytes: 0,
             invalid_packets: 0,
             peer_window_end,
@@ -115,7 +121,6 @@ impl Connection {
             events: VecDeque::new(),
             path_views: Vec::new(),
             sched_views: Vec::new(),
-            lost_scratch: Vec::new(),
         }
     }
 
@@ -145,8 +150,8 @@ impl Connection {
             return;
         }
         sf.active = false;
-        let stranded: Vec<_> = sf.retransmit.drain(..).collect();
-        self.queue_reinjection(stranded.into_iter());
+        let stranded = sf.abandon();
+        self.queue_reinjection(&stranded);
         self.cc.on_path_removed(i);
     }
 
@@ -192,8 +197,8 @@ impl Connection {
     /// matter (half the buffer), so a blocked sender can resume.
     fn after_read(&mut self) {
         if self.recv.window_end() >= self.advertised_window_end + self.config.recv_buffer / 2 {
-            if let Some(sf) = self.subflows.iter_mut().find(|s| s.active) {
-                sf.receiver.request_immediate();
+            if let Some(i) = self.best_usable_subflow() {
+                self.subflows[i].receiver.request_immediate();
             }
         }
     }
@@ -252,6 +257,12 @@ impl Connection {
     fn on_data(&mut self, now: Instant, i: usize, d: DataFrame) {
         let (ack_every, delay) = (self.config.ack_every, self.config.max_ack_delay);
         let sf = &mut self.subflows[i];
+        if d.dsn + u64::from(d.len) > self.recv.window_end() {
+            // Beyond the window: drop it unacknowledged, as TCP does, so the
+            // sender re-sends it once the window opens; answer with our window.
+            sf.receiver.request_immediate();
+            return;
+        }
         sf.receiver.on_packet(now, d.pn, d.pn_floor, ack_every, delay);
         if d.len == 0 {
             // A probe: answer at once.
@@ -338,30 +349,48 @@ impl Connection {
         if self.pacing_wakeup.is_some_and(|t| t <= now) {
             self.pacing_wakeup = None;
         }
+        let mut timed_out = false;
         for i in 0..self.subflows.len() {
             let sf = &self.subflows[i];
             if !sf.active || sf.rto_deadline().is_none_or(|d| d > now) {
                 continue;
             }
-            let had_in_flight = sf.bytes_in_flight() > 0;
+            timed_out = true;
+            let (had_in_flight, first) = (sf.bytes_in_flight() > 0, sf.first_timeout());
             let was_failed = sf.potentially_failed;
             let c = &self.config;
             let (min_rto, init_rto, max_rto) = (c.min_rto, c.initial_rto, c.max_rto);
-            let mut lost = std::mem::take(&mut self.lost_scratch);
-            lost.clear();
-            self.subflows[i].on_rto(now, |s| s.rto(min_rto, init_rto, max_rto), &mut lost);
-            if had_in_flight {
+            self.subflows[i].on_rto(now, |s| s.rto(min_rto, init_rto, max_rto));
+            // RFC 5681 §3.1 (and Linux): repeated timeouts of the same data
+            // do not lower ssthresh again.
+            if had_in_flight && first {
                 self.refresh_path_views();
                 self.cc.on_rto(now, i, &self.path_views);
             }
             if !was_failed {
                 self.events.push_back(Event::SubflowFailed { subflow: i });
             }
-            // Linux MPTCP reinjects a subflow's data on every RTO.
-            if self.subflows.iter().enumerate().any(|(j, s)| j != i && s.active && !s.potentially_failed) {
-                self.queue_reinjection(lost.iter().copied());
+            // What another subflow already delivered needs no retransmission;
+            // with nothing left to re-send, probe the path instead.
+            let send = &self.send;
+            let sf = &mut self.subflows[i];
+            sf.retransmit.retain(|&(dsn, len)| send.unacked_part(dsn, len).is_some());
+            if sf.retransmit.is_empty() {
+                sf.probe_pending = true;
             }
-            self.lost_scratch = lost;
+        }
+        if timed_out && self.subflows.iter().filter(|s| s.active).count() > 1 {
+            // Linux MPTCP reinjects a timed-out subflow's data on the others.
+            // Every failed subflow's whole queue is offered again, so data
+            // stranded by an earlier timeout (when no other subflow was usable)
+            // is not left to one segment per backed-off RTO.
+            let stranded: Vec<(u64, u32)> = self
+                .subflows
+                .iter()
+                .filter(|s| s.active && s.potentially_failed)
+                .flat_map(|s| s.retransmit.iter().copied())
+                .collect();
+            self.queue_reinjection(&stranded);
         }
         if self.persist_deadline.is_some_and(|d| d <= now) {
             self.persist_deadline = None;
@@ -372,11 +401,12 @@ impl Connection {
         }
     }
 
-    fn queue_reinjection(&mut self, ranges: impl Iterator<Item = (u64, u32)>) {
-        for (dsn, len) in ranges {
-            if !self.send.is_acked(dsn, len) {
-                self.reinject.push_back((dsn, len));
-                self.reinjected_bytes += u64::from(len);
+    fn queue_reinjection(&mut self, ranges: &[(u64, u32)]) {
+        for &(dsn, len) in ranges {
+            if let Some((dsn, len)) = self.send.unacked_part(dsn, len) {
+                if self.reinject.insert(dsn, len).is_none() {
+                    self.reinjected_bytes += u64::from(len);
+                }
             }
         }
     }
@@ -443,10 +473,10 @@ impl Connection {
                 continue;
             }
             while let Some(&(dsn, len)) = self.subflows[i].retransmit.front() {
-                if self.send.is_acked(dsn, len) {
+                let Some((dsn, len)) = self.send.unacked_part(dsn, len) else {
                     self.subflows[i].retransmit.pop_front();
                     continue;
-                }
+                };
                 if !self.window_space(i, len) || self.paced(now, i) {
                     break;
                 }
@@ -459,12 +489,17 @@ impl Connection {
     }
 
     fn poll_scheduled(&mut self, now: Instant) -> Option<Packet> {
-        while self.reinject.front().is_some_and(|&(dsn, len)| self.send.is_acked(dsn, len)) {
-            self.reinject.pop_front();
+        let mut next_reinjection = None;
+        while let Some((dsn, len)) = self.reinject.pop_first() {
+            if let Some(part) = self.send.unacked_part(dsn, len) {
+                self.reinject.insert(part.0, part.1);
+                next_reinjection = Some(part);
+                break;
+            }
         }
         let mss = u64::from(self.config.mss);
         let window_room = self.peer_window_end.saturating_sub(self.send.nxt());
-        let (dsn, len, reinjection) = if let Some(&(dsn, len)) = self.reinject.front() {
+        let (dsn, len, reinjection) = if let Some((dsn, len)) = next_reinjection {
             (dsn, len, true)
         } else {
             let len = mss.min(self.send.backlog()).min(window_room);
@@ -502,7 +537,7 @@ impl Connection {
             return None;
         }
         if reinjection {
-            self.reinject.pop_front();
+            self.reinject.remove(&dsn);
             self.subflows[i].counters.reinjected_bytes += u64::from(len);
         } else {
             self.send.take_new(u64::from(len));
@@ -511,7 +546,7 @@ impl Connection {
     }
 
     fn any_in_flight(&self) -> bool {
-        self.subflows.iter().any(|s| s.bytes_in_flight() > 0 || !s.retransmit.is_empty())
+        self.subflows.iter().filter(|s| s.active).any(|s| s.bytes_in_flight() > 0 || !s.retransmit.is_empty())
     }
 
     /// With data waiting, a closed window and nothing in flight, no ACK will

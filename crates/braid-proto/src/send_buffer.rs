@@ -103,9 +103,15 @@ impl SendBuffer {
         n
     }
 
-    /// True when `[dsn, dsn+len)` is already acknowledged at connection level.
-    pub fn is_acked(&self, dsn: u64, len: u32) -> bool {
-        dsn + u64::from(len) <= self.una
+    /// The part of `[dsn, dsn+len)` not yet acknowledged at connection
+    /// level, or `None` when all of it is. A Data ACK may land inside a
+    /// queued segment; only its tail still needs sending.
+    pub fn unacked_part(&self, dsn: u64, len: u32) -> Option<(u64, u32)> {
+        let end = dsn + u64::from(len);
+        (end > self.una).then(|| {
+            let start = dsn.max(self.una);
+            (start, (end - start) as u32)
+        })
     }
 }
 
@@ -123,7 +129,9 @@ mod tests {
         assert_eq!(b.on_data_ack(3), 3);
         assert_eq!(b.room(), 3);
         assert_eq!(b.payload(3, 2), Chunk::Bytes(b"lo".to_vec()));
-        assert!(b.is_acked(0, 3) && !b.is_acked(2, 2));
+        assert_eq!(b.unacked_part(0, 3), None);
+        assert_eq!(b.unacked_part(2, 2), Some((3, 1)), "only the unacknowledged tail");
+        assert_eq!(b.unacked_part(3, 2), Some((3, 2)));
     }
 
     #[test]

@@ -334,16 +334,15 @@ impl Subflow {
         self.base_pn
     }
 
-    /// The retransmission timer fired: everything in flight is lost. Returns
-    /// the lost (dsn, len) ranges so the connection can reinject them.
-    pub fn on_rto(&mut self, now: Instant, rto: impl Fn(&Self) -> Duration, lost: &mut Vec<(u64, u32)>) {
+    /// The retransmission timer fired: everything in flight is lost and
+    /// queued for retransmission here.
+    pub fn on_rto(&mut self, now: Instant, rto: impl Fn(&Self) -> Duration) {
         self.counters.rtos += 1;
         for p in self.sent.iter_mut().filter(|p| p.state == State::InFlight) {
             p.state = State::Lost;
             self.counters.packets_lost += 1;
             if p.len > 0 {
                 self.retransmit.push_back((p.dsn, p.len));
-                lost.push((p.dsn, p.len));
             }
         }
         self.bytes_in_flight = 0;
@@ -352,11 +351,30 @@ impl Subflow {
         self.recovery_end = Some(self.next_pn);
         self.potentially_failed = true;
         self.rto_backoff += 1;
-        if self.retransmit.is_empty() {
-            self.probe_pending = true;
-        }
         // Keep the timer running so a failed path keeps being probed.
         self.rto_deadline = Some(now + rto(self));
+    }
+
+    /// True until the first retransmission timeout of a series (the backoff
+    /// resets when new data is acknowledged).
+    pub fn first_timeout(&self) -> bool {
+        self.rto_backoff == 0
+    }
+
+    /// The subflow is closed: everything unacknowledged is lost to it.
+    /// Returns the ranges to send elsewhere.
+    pub fn abandon(&mut self) -> Vec<(u64, u32)> {
+        let mut ranges: Vec<(u64, u32)> = self.retransmit.drain(..).collect();
+        for p in self.sent.iter_mut().filter(|p| p.state == State::InFlight) {
+            p.state = State::Lost;
+            if p.len > 0 {
+                ranges.push((p.dsn, p.len));
+            }
+        }
+        self.bytes_in_flight = 0;
+        self.rto_deadline = None;
+        self.probe_pending = false;
+        ranges
     }
 }
 
@@ -430,13 +448,17 @@ mod tests {
         let mut s = Subflow::new(1000, false);
         s.on_sent(ms(0), 0, 1000, RTO);
         s.on_sent(ms(0), 1000, 1000, RTO);
-        let mut lost = Vec::new();
         let rto = |s: &Subflow| s.rto(Duration::from_millis(200), RTO, Duration::from_secs(60));
-        s.on_rto(ms(1000), rto, &mut lost);
-        assert_eq!(lost, vec![(0, 1000), (1000, 1000)]);
+        assert!(s.first_timeout());
+        s.on_rto(ms(1000), rto);
+        assert_eq!(s.retransmit.iter().copied().collect::<Vec<_>>(), vec![(0, 1000), (1000, 1000)]);
+        assert!(!s.first_timeout());
         assert_eq!(s.bytes_in_flight(), 0);
         assert!(s.potentially_failed);
         // Backed off once: 2 x the initial 1 s.
         assert_eq!(s.rto_deadline(), Some(ms(3000)));
+        s.on_sent(ms(1000), 0, 1000, RTO);
+        assert_eq!(s.abandon(), vec![(0, 1000), (1000, 1000), (0, 1000)]);
+        assert_eq!(s.bytes_in_flight(), 0);
     }
 }

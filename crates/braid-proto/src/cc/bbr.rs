@@ -37,6 +37,49 @@ const MIN_WINDOW_SEGMENTS: f64 = 4.0;
 const FULL_BW_GROWTH: f64 = 1.25;
 const FULL_BW_ROUNDS: u32 = 3;
 
+/// Running maximum over a sliding window of rounds, in constant space:
+/// Kathleen Nichols' scheme (as in Linux's minmax) keeps the best, second
+/// best and third best samples from successively later sub-windows, so when
+/// the best ages out the next one is already known.
+#[derive(Clone, Copy, Debug, Default)]
+struct WindowedMax {
+    s: [(u64, f64); 3],
+}
+
+impl WindowedMax {
+    fn get(&self) -> f64 {
+        self.s[0].1
+    }
+
+    fn update(&mut self, t: u64, v: f64, window: u64) -> f64 {
+        if v >= self.s[0].1 || t.saturating_sub(self.s[2].0) > window {
+            self.s = [(t, v); 3];
+            return v;
+        }
+        if v >= self.s[1].1 {
+            self.s[1] = (t, v);
+            self.s[2] = (t, v);
+        } else if v >= self.s[2].1 {
+            self.s[2] = (t, v);
+        }
+        let age = t.saturating_sub(self.s[0].0);
+        if age > window {
+            // The best aged out: promote the runners-up.
+            self.s = [self.s[1], self.s[2], (t, v)];
+            if t.saturating_sub(self.s[0].0) > window {
+                self.s = [self.s[1], self.s[2], (t, v)];
+            }
+        } else if self.s[1].0 == self.s[0].0 && age > window / 4 {
+            // A quarter of the window without a second choice: take this one.
+            self.s[1] = (t, v);
+            self.s[2] = (t, v);
+        } else if self.s[2].0 == self.s[1].0 && age > window / 2 {
+            self.s[2] = (t, v);
+        }
+        self.s[0].1
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BbrState {
     Startup,
@@ -54,8 +97,8 @@ struct BbrPath {
     /// Window saved when loss recovery or ProbeRTT cut it.
     prior_cwnd: f64,
     in_conservation: bool,
-    /// Windowed max filter: (round, rate in bytes/s), newest last.
-    bw_samples: Vec<(u64, f64)>,
+    /// Delivery rates, bytes/s, over the last `BTLBW_ROUNDS` rounds.
+    bw_filter: WindowedMax,
     btl_bw: f64,
     rt_prop: Option<Duration>,
     rt_prop_stamp: Instant,
@@ -82,7 +125,7 @@ impl BbrPath {
             cwnd,
             prior_cwnd: cwnd,
             in_conservation: false,
-            bw_samples: Vec::new(),
+            bw_filter: WindowedMax::default(),
             btl_bw: 0.0,
             rt_prop: None,
             rt_prop_stamp: Instant::ZERO,
@@ -145,12 +188,10 @@ impl BbrPath {
                 self.on_round_start();
             }
             if !rs.is_app_limited || rs.delivery_rate >= self.btl_bw {
-                self.bw_samples.push((self.round, rs.delivery_rate));
+                self.btl_bw = self.bw_filter.update(self.round, rs.delivery_rate, BTLBW_ROUNDS);
             }
         }
-        let round = self.round;
-        self.bw_samples.retain(|&(r, _)| r + BTLBW_ROUNDS > round);
-        self.btl_bw = self.bw_samples.iter().map(|&(_, b)| b).fold(0.0, f64::max);
+        debug_assert_eq!(self.btl_bw, self.bw_filter.get());
         if let Some(r) = rtt {
             let expired = ack.now.saturating_since(self.rt_prop_stamp) > RTPROP_WINDOW;
             if self.rt_prop.is_none_or(|m| r <= m) || expired {
@@ -339,6 +380,19 @@ mod tests {
             delivered,
             rate: Some(RateSample { delivery_rate: rate, prior_delivered: prior, is_app_limited: false }),
         }
+    }
+
+    #[test]
+    fn windowed_max_forgets_old_peaks() {
+        let mut f = WindowedMax::default();
+        assert_eq!(f.update(0, 5.0, 10), 5.0);
+        assert_eq!(f.update(3, 3.0, 10), 5.0);
+        assert_eq!(f.update(7, 4.0, 10), 5.0);
+        // Round 11: the peak from round 0 is more than 10 rounds old; the
+        // best of what remains (4.0 from round 7) takes over.
+        assert_eq!(f.update(11, 1.0, 10), 4.0);
+        assert_eq!(f.update(12, 9.0, 10), 9.0, "a new peak wins at once");
+        assert_eq!(f.update(40, 2.0, 10), 2.0, "everything aged out");
     }
 
     #[test]

@@ -1,0 +1,324 @@
+//! Regression tests from a review of the protocol core: each drove a
+//! failure (panic, deadlock, stall or runaway cost) before its fix. A small
+//! two-endpoint harness with 10 ms one-way delay and a drop callback.
+
+use braid_proto::{cc, sched, AckFrame, Config, Connection, DataFrame, Duration, Frame, Instant, Packet};
+
+fn conn(cfg: Config, paths: usize) -> Connection {
+    let mut c = Connection::new(cfg, cc::by_name("reno").unwrap(), sched::by_name("minrtt").unwrap());
+    for _ in 0..paths {
+        c.add_subflow(false);
+    }
+    c
+}
+fn ack(sf: u8, cum: u64, data_ack: u64, window_end: u64) -> Packet {
+    Packet {
+        subflow: sf,
+        frame: Frame::Ack(AckFrame { cumulative: cum, sack: [(0, 0); 3], sack_len: 0, data_ack, window_end }),
+    }
+}
+fn drain(c: &mut Connection, now: Instant) -> Vec<Packet> {
+    let mut v = vec![];
+    while let Some(p) = c.poll_transmit(now) {
+        v.push(p);
+    }
+    v
+}
+
+/// In-order cumulative ACK: the newest acked packet is popped before its send time is read.
+#[test]
+fn cumulative_ack_gives_an_rtt_sample() {
+    let mut a = conn(Config::default(), 1);
+    a.write_zeros(1448);
+    let t0 = Instant::ZERO;
+    let sent = drain(&mut a, t0);
+    assert_eq!(sent.len(), 1);
+    a.handle_datagram(t0 + Duration::from_millis(50), ack(0, 1, 1448, 6 << 20)).unwrap();
+    assert!(a.subflow_stats(0).unwrap().srtt.is_some(), "no RTT sample from a cumulative ACK");
+}
+
+/// Hostile (or mismatched-buffer) Data ACK in the middle of a segment, then a retransmission.
+#[test]
+fn data_ack_inside_a_queued_segment_is_harmless() {
+    let mut a = conn(Config::default(), 1);
+    a.write(&[1u8; 3000]);
+    let t0 = Instant::ZERO;
+    let sent = drain(&mut a, t0);
+    assert!(sent.len() >= 2);
+    // RTO: everything goes to the retransmit queue.
+    let t1 = a.poll_timeout().unwrap();
+    a.handle_timeout(t1);
+    // Peer claims 100 bytes; passes check().
+    let p = ack(0, 0, 100, 6 << 20);
+    assert!(p.check().is_ok());
+    a.handle_datagram(t1, p).unwrap();
+    drain(&mut a, t1); // panics in SendBuffer::payload (dsn - una underflow)
+}
+
+/// Removing a subflow with data in flight: that data is never reinjected.
+#[test]
+fn removing_a_subflow_reinjects_its_in_flight_data() {
+    let cfg = Config { recv_buffer: 64 * 1024, send_buffer: 64 * 1024, ..Config::default() };
+    let mut a = conn(cfg.clone(), 2);
+    let mut b = conn(cfg, 2);
+    let mut now = Instant::ZERO;
+    let mut written = a.write_zeros(200_000);
+    let mut lost_on_1 = 0;
+    let mut removed = false;
+    for _step in 0..200_000 {
+        written += a.write_zeros(200_000 - written);
+        b.consume(u64::MAX);
+        let mut to_b = vec![];
+        while let Some(p) = a.poll_transmit(now) {
+            // After the first few packets on subflow 1, its path dies and the app removes it.
+            if p.subflow == 1 && !removed {
+                lost_on_1 += 1;
+                if lost_on_1 >= 3 {
+                    removed = true;
+                    a.remove_subflow(1);
+                    b.remove_subflow(1);
+                }
+                continue;
+            }
+            to_b.push(p);
+        }
+        let to_a = {
+            let mut v = vec![];
+            while let Some(p) = b.poll_transmit(now) {
+                v.push(p)
+            }
+            v
+        };
+        let moved = !to_b.is_empty() || !to_a.is_empty();
+        now += Duration::from_millis(10);
+        for p in to_b {
+            b.handle_datagram(now, p).unwrap();
+        }
+        for p in to_a {
+            a.handle_datagram(now, p).unwrap();
+        }
+        if a.all_acked() && b.stats().bytes_received == 200_000 {
+            return;
+        }
+        if !moved {
+            match [a.poll_timeout(), b.poll_timeout()].into_iter().flatten().min() {
+                Some(t) => {
+                    now = now.max(t);
+                    a.handle_timeout(now);
+                    b.handle_timeout(now);
+                }
+                None => panic!(
+                    "deadlock: no timer, acked {} of 200000, peer data_ack {}",
+                    a.stats().bytes_acked,
+                    b.stats().bytes_received
+                ),
+            }
+        }
+    }
+    panic!("no progress: acked {}", a.stats().bytes_acked);
+}
+
+/// Event-driven two-endpoint harness: 10 ms one-way delay per path, `drop` decides losses.
+/// Returns the virtual time the transfer of `total` bytes finished, or Err(reason).
+fn run(
+    a: Connection,
+    b: Connection,
+    total: u64,
+    limit: Instant,
+    drop: impl FnMut(Instant, bool, &Packet) -> bool,
+    hook: impl FnMut(Instant, &mut Connection),
+) -> Result<Instant, String> {
+    run2(a, b, total, limit, drop, hook, |_| true)
+}
+
+fn run2(
+    mut a: Connection,
+    mut b: Connection,
+    total: u64,
+    limit: Instant,
+    mut drop: impl FnMut(Instant, bool, &Packet) -> bool,
+    mut hook: impl FnMut(Instant, &mut Connection),
+    mut reader: impl FnMut(Instant) -> bool,
+) -> Result<Instant, String> {
+    use std::collections::BTreeMap;
+    let mut wire: BTreeMap<(Instant, u64), (bool, Packet)> = BTreeMap::new();
+    let (mut now, mut seq, mut written) = (Instant::ZERO, 0u64, 0u64);
+    loop {
+        written += a.write_zeros(total - written);
+        if reader(now) {
+            b.consume(u64::MAX);
+        }
+        hook(now, &mut a);
+        if b.stats().bytes_received == total && a.all_acked() {
+            return Ok(now);
+        }
+        if now > limit {
+            return Err(format!("time limit: peer received {} of {}", b.stats().bytes_received, total));
+        }
+        for (to_b, c) in [(true, &mut a), (false, &mut b)] {
+            while let Some(p) = c.poll_transmit(now) {
+                if drop(now, to_b, &p) {
+                    continue;
+                }
+                seq += 1;
+                wire.insert((now + Duration::from_millis(10), seq), (to_b, p));
+            }
+        }
+        let timer = [a.poll_timeout(), b.poll_timeout()].into_iter().flatten().min();
+        let pkt = wire.keys().next().map(|k| k.0);
+        match (pkt, timer) {
+            (None, None) => {
+                return Err(format!("deadlock: no timer; peer received {} of {}", b.stats().bytes_received, total))
+            }
+            (Some(p), t) if t.is_none_or(|t| p <= t) => {
+                let ((at, _), (to_b, p)) = wire.pop_first().unwrap();
+                now = at;
+                if to_b {
+                    b.handle_datagram(now, p).unwrap()
+                } else {
+                    a.handle_datagram(now, p).unwrap()
+                }
+            }
+            (_, Some(t)) => {
+                now = now.max(t);
+                a.handle_timeout(now);
+                b.handle_timeout(now);
+            }
+            _ => unreachable!(),
+        }
+    }
+}
+
+#[test]
+fn lossless_transfer_measures_rtt() {
+    let mut seen = None;
+    let r = run(
+        conn(Config::default(), 1),
+        conn(Config::default(), 1),
+        2_000_000,
+        Instant::from_nanos(60_000_000_000),
+        |_, _, _| false,
+        |_, a| {
+            seen = a.subflow_stats(0).unwrap().srtt;
+        },
+    );
+    println!("{r:?} srtt at end = {seen:?}");
+    assert!(seen.is_some(), "20 ms path, 2 MB lossless: srtt never measured");
+}
+
+/// The peer has a smaller receive buffer than ours: data beyond its window is
+/// dropped yet acknowledged at subflow level, and never sent again.
+#[test]
+fn smaller_peer_buffer_does_not_stall() {
+    let a = conn(Config { recv_buffer: 256 * 1024, ..Config::default() }, 1);
+    let b = conn(Config { recv_buffer: 100_000, ..Config::default() }, 1);
+    // The receiving application is busy for the first 2 s, then reads everything.
+    let r = run2(
+        a,
+        b,
+        1_000_000,
+        Instant::from_nanos(600_000_000_000),
+        |_, _, _| false,
+        |_, _| {},
+        |now| now >= Instant::from_nanos(2_000_000_000),
+    );
+    assert!(r.is_ok(), "{r:?}");
+}
+
+/// Both paths black out briefly; path 0's RTO fires while path 1 is already
+/// marked failed, so nothing is reinjected. Path 1 recovers, path 0 stays down:
+/// path 0's queued retransmissions leave one segment per backed-off RTO.
+#[test]
+fn failed_subflow_queue_is_reinjected_not_stranded() {
+    let cfg = Config::default();
+    let (a, b) = (conn(cfg.clone(), 2), conn(cfg, 2));
+    let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
+    let r = run(
+        a,
+        b,
+        300_000_000,
+        ms(600_000),
+        // path 0 dark both ways in [100, 900) ms; path 1 drops all data from 500 ms on
+        |now, to_b, p| {
+            (p.subflow == 0 && now >= ms(100) && now < ms(900)) || (p.subflow == 1 && to_b && now >= ms(500))
+        },
+        |_, _| {},
+    );
+    println!("{r:?}");
+    assert!(r.clone().is_ok_and(|t| t < ms(20_000)), "{r:?}");
+}
+
+/// Repeated RTOs for the same data must not keep lowering ssthresh (RFC 5681 §3.1 / Linux).
+#[test]
+fn repeated_timeouts_keep_ssthresh() {
+    let mut a = conn(Config::default(), 1);
+    a.write_zeros(10_000_000);
+    let mut now = Instant::ZERO;
+    // grow cwnd: ack everything for a while
+    for round in 1..=6u64 {
+        let n = drain(&mut a, now).len() as u64;
+        let _ = n;
+        now += Duration::from_millis(20);
+        let sent = a.subflow_stats(0).unwrap().counters.packets_sent;
+        let acked = a.stats().bytes_acked;
+        let _ = round;
+        a.handle_datagram(now, ack(0, sent, acked + a.subflow_stats(0).unwrap().bytes_in_flight, u64::MAX >> 3))
+            .unwrap();
+    }
+    drain(&mut a, now);
+    let before = a.subflow_stats(0).unwrap().cwnd;
+    for _ in 0..3 {
+        let t = a.poll_timeout().unwrap();
+        a.handle_timeout(t);
+        now = t;
+        drain(&mut a, now);
+    }
+    let s = a.subflow_stats(0).unwrap();
+    println!("cwnd before outage {before}, after 3 RTOs ssthresh {}", s.ssthresh);
+    assert!(s.ssthresh >= before / 2, "ssthresh collapsed to {} (cwnd was {before})", s.ssthresh);
+}
+
+/// A peer sending descending even packet numbers (floor 0) makes AckTracker
+/// keep one range per packet and memmove the Vec on every insert.
+#[test]
+fn hostile_packet_numbers_cost_bounded_work() {
+    let mut b = conn(Config::default(), 1);
+    let now = Instant::ZERO;
+    let t = std::time::Instant::now();
+    let n = 200_000u64;
+    for k in 0..n {
+        let pn = 2 * (n - k) + 1_000;
+        let p =
+            Packet { subflow: 0, frame: Frame::Data(DataFrame { pn, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }) };
+        b.handle_datagram(now, p).unwrap();
+    }
+    println!("{n} hostile probes took {:?}", t.elapsed());
+    // Quadratic behaviour took 7 s here; bounded ranges keep it far below a second.
+    assert!(t.elapsed() < std::time::Duration::from_secs(2), "{:?}", t.elapsed());
+}
+
+/// After an RTO whose retransmit entries were all delivered by another subflow,
+/// the failed subflow sends nothing (no probe) until the *next* backed-off RTO.
+#[test]
+fn failed_subflow_is_probed_after_its_data_went_elsewhere() {
+    use braid_proto::Event;
+    let cfg = Config::default();
+    let (a, b) = (conn(cfg.clone(), 2), conn(cfg, 2));
+    let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
+    let mut log = vec![];
+    let _ = run(
+        a,
+        b,
+        400_000_000,
+        ms(3_000),
+        |now, _, p| p.subflow == 0 && now >= ms(100) && now < ms(350),
+        |now, a| {
+            while let Some(e) = a.poll_event() {
+                log.push((now.as_secs_f64(), e));
+            }
+        },
+    );
+    println!("{log:?}");
+    let back = log.iter().find(|(_, e)| *e == Event::SubflowRecovered { subflow: 0 }).map(|x| x.0);
+    assert!(back.is_some_and(|t| t < 0.9), "path 0 usable again at 0.35 s; recovered at {back:?}");
+}
