@@ -14,20 +14,26 @@ pub trait WindowRule: std::fmt::Debug + Send + Default {
 
     /// Bytes to add to `windows[path]` for `acked` bytes acknowledged in
     /// congestion avoidance. Inactive windows must be ignored.
-    fn increase(&self, windows: &[Window], path: usize, acked: f64, paths: &[PathView]) -> f64;
+    fn increase(&mut self, windows: &[Window], path: usize, acked: f64, paths: &[PathView]) -> f64;
 
     /// The window of `path` after a loss there (it also becomes ssthresh).
     /// Default: Reno's halving, floored at two segments (RFC 5681).
-    fn decrease(&self, windows: &[Window], path: usize) -> f64 {
+    fn decrease(&mut self, windows: &[Window], path: usize, _paths: &[PathView]) -> f64 {
         let w = &windows[path];
         (w.cwnd / 2.0).max(2.0 * w.mss)
     }
+
+    /// Sees every ACK of `path`, slow start included (for per-path state).
+    fn observe_ack(&mut self, _path: usize, _ack: &AckSample) {}
+
+    /// A loss episode (fast recovery or a first timeout) began on `path`.
+    fn observe_loss(&mut self, _path: usize) {}
 }
 
 /// A loss-based controller: per-subflow windows driven by rule `R`.
 #[derive(Debug, Default)]
 pub struct Aimd<R> {
-    rule: R,
+    pub(crate) rule: R,
     pub(crate) windows: Vec<Window>,
 }
 
@@ -52,25 +58,33 @@ impl<R: WindowRule> Controller for Aimd<R> {
         }
     }
     fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
-        if ack.in_recovery || !self.windows.get(path).is_some_and(|w| w.active) {
+        if !self.windows.get(path).is_some_and(|w| w.active) {
+            return;
+        }
+        self.rule.observe_ack(path, ack);
+        if ack.in_recovery {
             return;
         }
         let rest = self.windows[path].slow_start(ack.bytes_acked);
         if rest > 0 {
+            // OLIA's increase is negative on its max-window paths.
             let inc = self.rule.increase(&self.windows, path, rest as f64, paths);
-            self.windows[path].cwnd += inc.max(0.0);
+            let w = &mut self.windows[path];
+            w.cwnd = (w.cwnd + inc).max(w.mss);
         }
     }
-    fn on_congestion_event(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+    fn on_congestion_event(&mut self, _now: Instant, path: usize, paths: &[PathView]) {
         if self.windows.get(path).is_some_and(|w| w.active) {
-            let w = self.rule.decrease(&self.windows, path).max(self.windows[path].mss);
+            self.rule.observe_loss(path);
+            let w = self.rule.decrease(&self.windows, path, paths).max(self.windows[path].mss);
             self.windows[path].cwnd = w;
             self.windows[path].ssthresh = w;
         }
     }
     fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
-        if let Some(w) = self.windows.get_mut(path) {
+        if let Some(w) = self.windows.get_mut(path).filter(|w| w.active) {
             w.on_rto();
+            self.rule.observe_loss(path);
         }
     }
     fn window(&self, path: usize) -> u64 {

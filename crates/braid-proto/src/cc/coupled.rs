@@ -28,11 +28,11 @@ pub fn coupled_decrease(w: f64, total: f64, mss: f64) -> f64 {
 
 impl WindowRule for Coupled {
     const NAME: &'static str = "coupled";
-    fn increase(&self, windows: &[Window], path: usize, acked: f64, _paths: &[PathView]) -> f64 {
+    fn increase(&mut self, windows: &[Window], path: usize, acked: f64, _paths: &[PathView]) -> f64 {
         let w = &windows[path];
         (w.mss * acked / total_window(windows)).min(w.mss * acked / w.cwnd)
     }
-    fn decrease(&self, windows: &[Window], path: usize) -> f64 {
+    fn decrease(&mut self, windows: &[Window], path: usize, _paths: &[PathView]) -> f64 {
         let w = &windows[path];
         coupled_decrease(w.cwnd, total_window(windows), w.mss)
     }

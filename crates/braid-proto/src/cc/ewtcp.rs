@@ -29,7 +29,7 @@ pub fn ewtcp_weight(n: usize) -> f64 {
 
 impl WindowRule for Ewtcp {
     const NAME: &'static str = "ewtcp";
-    fn increase(&self, windows: &[Window], path: usize, acked: f64, _paths: &[PathView]) -> f64 {
+    fn increase(&mut self, windows: &[Window], path: usize, acked: f64, _paths: &[PathView]) -> f64 {
         let n = windows.iter().filter(|w| w.active).count();
         let w = &windows[path];
         ewtcp_weight(n) * w.mss * acked / w.cwnd

@@ -33,7 +33,7 @@ pub fn lia_alpha(paths: impl Iterator<Item = (f64, f64)> + Clone) -> Option<f64>
 
 impl WindowRule for Lia {
     const NAME: &'static str = "lia";
-    fn increase(&self, windows: &[Window], path: usize, acked: f64, paths: &[PathView]) -> f64 {
+    fn increase(&mut self, windows: &[Window], path: usize, acked: f64, paths: &[PathView]) -> f64 {
         let coupled = windows
             .iter()
             .zip(paths)

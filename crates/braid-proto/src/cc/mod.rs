@@ -18,21 +18,25 @@
 //! byte (Linux counts every acknowledged packet, which is equivalent).
 
 mod aimd;
+mod balia;
 mod bbr;
 mod coupled;
 mod cubic;
 mod ewtcp;
 mod lia;
+mod olia;
 mod reno;
 mod semicoupled;
 mod window;
 
 pub use aimd::{total_window, Aimd, WindowRule};
+pub use balia::{balia_factor, Balia, BALIA_MAX_ALPHA};
 pub use bbr::{Bbr, BbrState};
 pub use coupled::{coupled_decrease, Coupled};
 pub use cubic::{cubic_alpha, cubic_k, w_cubic, Cubic, CUBIC_BETA, CUBIC_C};
 pub use ewtcp::{ewtcp_weight, Ewtcp};
 pub use lia::{lia_alpha, Lia};
+pub use olia::{olia_alphas, Olia, OliaPath};
 pub use reno::Reno;
 pub use semicoupled::{SemiCoupled, SEMICOUPLED_A};
 pub use window::Window;
@@ -105,6 +109,8 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
     ("coupled", "fully coupled: increase 1/w_total, decrease w_total/2 (NSDI 2011)"),
     ("semicoupled", "semi-coupled: increase a/w_total with a = 1, decrease w_r/2 (NSDI 2011)"),
     ("lia", "Linked Increases (RFC 6356): coupled increase, Reno decrease"),
+    ("olia", "Opportunistic LIA (Khalili et al. 2012; mptcp_olia.c): Pareto-optimal, moves window to the best paths"),
+    ("balia", "Balanced Linked Adaptation (Peng et al. 2016): increase and decrease scaled by a_r = max x / x_r"),
     ("cubic", "uncoupled CUBIC per subflow (RFC 9438), beta 0.7, fast convergence, no HyStart"),
     ("bbr", "uncoupled BBR v1 per subflow (draft-cardwell-iccrg-bbr-congestion-control-00), paced"),
 ];
@@ -117,6 +123,8 @@ pub fn by_name(name: &str) -> Option<Box<dyn Controller>> {
         "coupled" => Some(Box::new(Aimd::<Coupled>::default())),
         "semicoupled" => Some(Box::new(Aimd::<SemiCoupled>::default())),
         "lia" => Some(Box::new(Aimd::<Lia>::default())),
+        "olia" => Some(Box::new(Aimd::<Olia>::default())),
+        "balia" => Some(Box::new(Aimd::<Balia>::default())),
         "cubic" => Some(Box::new(Cubic::default())),
         "bbr" => Some(Box::new(Bbr::default())),
         _ => None,

@@ -17,7 +17,7 @@ pub struct Reno;
 
 impl WindowRule for Reno {
     const NAME: &'static str = "reno";
-    fn increase(&self, windows: &[Window], path: usize, acked: f64, _paths: &[PathView]) -> f64 {
+    fn increase(&mut self, windows: &[Window], path: usize, acked: f64, _paths: &[PathView]) -> f64 {
         let w = &windows[path];
         w.mss * acked / w.cwnd
     }

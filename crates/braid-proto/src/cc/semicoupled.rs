@@ -22,7 +22,7 @@ pub struct SemiCoupled;
 
 impl WindowRule for SemiCoupled {
     const NAME: &'static str = "semicoupled";
-    fn increase(&self, windows: &[Window], path: usize, acked: f64, _paths: &[PathView]) -> f64 {
+    fn increase(&mut self, windows: &[Window], path: usize, acked: f64, _paths: &[PathView]) -> f64 {
         SEMICOUPLED_A * windows[path].mss * acked / total_window(windows)
     }
 }
