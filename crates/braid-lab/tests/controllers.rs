@@ -19,7 +19,7 @@ fn mean_over_seeds(toml: &str, f: impl Fn(&Summary) -> f64) -> f64 {
 /// RFC 6356 goal 2 with one and with five competing TCP flows. The
 /// multipath flow's expected share of the bottleneck, counted in TCP shares:
 /// one for the coupled designs, sqrt(2) for SEMICOUPLED with a = 1, two for
-/// uncoupled subflows.
+/// uncoupled subflows, and at most one for delay-based wVegas.
 #[test]
 fn do_no_harm_at_a_shared_bottleneck() {
     let expected_tcp_shares = [
@@ -32,7 +32,7 @@ fn do_no_harm_at_a_shared_bottleneck() {
         ("reno", 2.0),
     ];
     for competitors in [1usize, 5] {
-        for (cc, shares) in expected_tcp_shares {
+        for (cc, shares) in expected_tcp_shares.into_iter().chain([("wvegas", 1.0)]) {
             let mut toml = format!(
                 r#"
                 duration = "60s"
@@ -58,10 +58,16 @@ fn do_no_harm_at_a_shared_bottleneck() {
             });
             let expected = shares / (shares + competitors as f64);
             println!("{cc:<12} vs {competitors} TCP: multipath share {:.3}, expected {expected:.3}", share);
-            assert!(
-                (share - expected).abs() <= 0.25 * expected,
-                "{cc} vs {competitors}: share {share:.3} is not within 25% of {expected:.3}"
-            );
+            if cc == "wvegas" {
+                // Delay-based: it backs off before the loss-based TCP flows
+                // do, so it takes at most its share (usually less).
+                assert!(share <= 1.25 * expected, "wvegas vs {competitors}: share {share:.3} above {expected:.3}");
+            } else {
+                assert!(
+                    (share - expected).abs() <= 0.25 * expected,
+                    "{cc} vs {competitors}: share {share:.3} is not within 25% of {expected:.3}"
+                );
+            }
         }
     }
 }
@@ -247,4 +253,38 @@ fn improve_throughput_over_wifi_and_3g() {
         assert!(g >= 0.9 * best, "{cc} {g:.2} vs best single path {best:.2}");
     }
     assert!(coupled < 0.6 * best, "COUPLED {coupled:.2} should be trapped on 3G");
+}
+
+/// wVegas alone on a deep buffer: the delay signal keeps the queue (and so
+/// the RTT) near the base RTT with no losses at all, and the window stays
+/// well below what a loss-based controller would push. Seed 004 (§4)
+/// reports the same trade: wVegas "capping aggressively the congestion
+/// window", with low aggregate goodput.
+#[test]
+fn wvegas_keeps_queues_near_empty() {
+    let toml = |cc: &str| {
+        format!(
+            r#"
+            duration = "30s"
+            [topology]
+            kind = "hybrid-access"
+            [[topology.link]]
+            rate = "50Mbit"
+            rtt = "20ms"
+            queue = "10bdp"
+            [[flow]]
+            cc = "{cc}"
+            "#
+        )
+    };
+    let (wv, lia) = (simulate(&toml("wvegas"), 1), simulate(&toml("lia"), 1));
+    let (w, l) = (&wv.flows[0], &lia.flows[0]);
+    let (w_rtt, l_rtt) = (w.subflows[0].srtt_mean_ms.unwrap(), l.subflows[0].srtt_mean_ms.unwrap());
+    println!(
+        "wvegas: {:.1} Mbit/s, SRTT {w_rtt:.1} ms, {} retransmissions; lia: {:.1} Mbit/s, SRTT {l_rtt:.1} ms, {} retransmissions",
+        w.goodput_mbps, w.subflows[0].retransmissions, l.goodput_mbps, l.subflows[0].retransmissions
+    );
+    assert_eq!(w.subflows[0].retransmissions, 0, "no queue overflow");
+    assert!(w_rtt < 25.0 && w_rtt < 0.3 * l_rtt, "queueing kept small: {w_rtt:.1} ms vs LIA {l_rtt:.1} ms");
+    assert!(w.goodput_mbps > 5.0, "still moves data: {:.1}", w.goodput_mbps);
 }

@@ -310,6 +310,7 @@ impl Connection {
                 in_recovery,
                 delivered: self.subflows[i].delivered(),
                 rate: out.rate,
+                prior_delivered: out.prior_delivered,
             };
             self.cc.on_ack(i, &sample, &self.path_views);
         }

@@ -78,6 +78,9 @@ pub struct AckOutcome {
     /// A loss opened a new recovery episode (one window reduction).
     pub congestion_event: bool,
     pub rate: Option<RateSample>,
+    /// The subflow's delivered count when the newest packet this ACK covers
+    /// was sent: an ACK with this at or past a mark ends a round trip.
+    pub prior_delivered: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -229,6 +232,7 @@ impl Subflow {
                 self.largest_acked = Some(pn);
                 out.rtt = Some(now - p.time);
             }
+            out.prior_delivered = Some(p.delivered);
             out.rate = self.rate_sample(now, &p);
         }
         if let Some(r) = out.rtt {

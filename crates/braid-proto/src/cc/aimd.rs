@@ -119,6 +119,7 @@ pub(crate) mod test_support {
             in_recovery: false,
             delivered: 0,
             rate: None,
+            prior_delivered: None,
         }
     }
 }

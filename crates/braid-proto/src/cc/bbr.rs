@@ -181,12 +181,12 @@ impl BbrPath {
     fn update_model(&mut self, ack: &AckSample, rtt: Option<Duration>) {
         // Rounds: a round ends when a packet sent after the last round
         // started is acknowledged.
+        if ack.prior_delivered.is_some_and(|d| d >= self.next_round_delivered) {
+            self.next_round_delivered = ack.delivered;
+            self.round += 1;
+            self.on_round_start();
+        }
         if let Some(rs) = ack.rate {
-            if rs.prior_delivered >= self.next_round_delivered {
-                self.next_round_delivered = ack.delivered;
-                self.round += 1;
-                self.on_round_start();
-            }
             if !rs.is_app_limited || rs.delivery_rate >= self.btl_bw {
                 self.btl_bw = self.bw_filter.update(self.round, rs.delivery_rate, BTLBW_ROUNDS);
             }
@@ -332,7 +332,7 @@ impl Controller for Bbr {
         let in_flight = paths.get(path).map_or(0.0, |v| v.bytes_in_flight as f64);
         if p.state == BbrState::ProbeRtt
             && p.probe_rtt_done.is_some()
-            && ack.rate.is_some_and(|rs| rs.prior_delivered >= p.next_round_delivered)
+            && ack.prior_delivered.is_some_and(|d| d >= p.next_round_delivered)
         {
             p.probe_rtt_round_done = true;
         }
@@ -379,6 +379,7 @@ mod tests {
             in_recovery: false,
             delivered,
             rate: Some(RateSample { delivery_rate: rate, prior_delivered: prior, is_app_limited: false }),
+            prior_delivered: Some(prior),
         }
     }
 

@@ -172,6 +172,7 @@ mod tests {
             in_recovery: false,
             delivered: 0,
             rate: None,
+            prior_delivered: None,
         }
     }
 

@@ -28,6 +28,7 @@ mod olia;
 mod reno;
 mod semicoupled;
 mod window;
+mod wvegas;
 
 pub use aimd::{total_window, Aimd, WindowRule};
 pub use balia::{balia_factor, Balia, BALIA_MAX_ALPHA};
@@ -40,6 +41,7 @@ pub use olia::{olia_alphas, Olia, OliaPath};
 pub use reno::Reno;
 pub use semicoupled::{SemiCoupled, SEMICOUPLED_A};
 pub use window::Window;
+pub use wvegas::{WVegas, WVEGAS_GAMMA, WVEGAS_MIN_ALPHA, WVEGAS_TOTAL_ALPHA};
 
 use crate::subflow::RateSample;
 use crate::time::{Duration, Instant};
@@ -75,6 +77,9 @@ pub struct AckSample {
     pub delivered: u64,
     /// Delivery-rate sample, when this ACK yields a valid one.
     pub rate: Option<RateSample>,
+    /// `delivered` when the newest packet this ACK covers was sent (ACKs
+    /// with this at or past the `delivered` of a round's start end the round).
+    pub prior_delivered: Option<u64>,
 }
 
 /// A congestion controller for all subflows of one connection.
@@ -111,6 +116,10 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
     ("lia", "Linked Increases (RFC 6356): coupled increase, Reno decrease"),
     ("olia", "Opportunistic LIA (Khalili et al. 2012; mptcp_olia.c): Pareto-optimal, moves window to the best paths"),
     ("balia", "Balanced Linked Adaptation (Peng et al. 2016): increase and decrease scaled by a_r = max x / x_r"),
+    (
+        "wvegas",
+        "weighted Vegas (Cao et al. 2012; mptcp_wvegas.c): delay-based, rate-weighted alphas summing to 10 packets",
+    ),
     ("cubic", "uncoupled CUBIC per subflow (RFC 9438), beta 0.7, fast convergence, no HyStart"),
     ("bbr", "uncoupled BBR v1 per subflow (draft-cardwell-iccrg-bbr-congestion-control-00), paced"),
 ];
@@ -125,6 +134,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Controller>> {
         "lia" => Some(Box::new(Aimd::<Lia>::default())),
         "olia" => Some(Box::new(Aimd::<Olia>::default())),
         "balia" => Some(Box::new(Aimd::<Balia>::default())),
+        "wvegas" => Some(Box::new(WVegas::default())),
         "cubic" => Some(Box::new(Cubic::default())),
         "bbr" => Some(Box::new(Bbr::default())),
         _ => None,
@@ -190,6 +200,7 @@ mod properties {
                                 in_recovery: rng.below(5) == 0,
                                 delivered: step * 1000,
                                 rate: None,
+                                prior_delivered: Some(step * 500),
                             };
                             c.on_ack(path, &ack, &views);
                         }

@@ -1,0 +1,284 @@
+//! wVegas, weighted Vegas (Cao, Xu, Fu, "Delay-based congestion control for
+//! multipath TCP", ICNP 2012; seed 004 Algorithm 11; Linux MPTCP v0.96
+//! `mptcp_wvegas.c`).
+//!
+//! Delay-based: once per round trip, with `rtt` the mean RTT sampled in the
+//! last round and `base_rtt` the smallest ever seen, the subflow estimates
+//! the packets it keeps queued, `diff = cwnd (rtt - base_rtt) / rtt`, and
+//! moves its window one segment towards `diff = alpha_r`. The alphas share
+//! a total of 10 packets in proportion to the subflows' rates
+//! (`alpha_r = max(2, 10 * x_r / sum x)`, `x = cwnd / srtt`), recomputed
+//! when `diff >= alpha_r`. In slow start a `diff` above gamma = 1 ends slow
+//! start, cutting the window to `base_rtt / rtt` of itself plus one. When the
+//! queueing delay reaches twice the smallest one seen since the last
+//! backoff, the window drops to `cwnd * base_rtt / (2 rtt)` to drain the
+//! queue. Losses halve the window as Reno does.
+//!
+//! Following the kernel: decisions are taken once per round, and only with
+//! more than two RTT samples in it (otherwise Reno); ssthresh follows
+//! `max(ssthresh, 3/4 cwnd)` after each decision; the window is floored at
+//! two segments; a round restarts after loss recovery. Deviations: the
+//! backoff test requires a positive queueing delay (the kernel's
+//! `q_delay >= 2 * queue_delay` also fires when both are exactly zero,
+//! which real RTT noise hides but a noiseless simulator hits every round);
+//! a round ends when an ACK covers a packet sent after the round began
+//! (delivered counts) rather than at `snd_nxt`.
+
+use super::window::Window;
+use super::{AckSample, Controller, PathView};
+use crate::time::Instant;
+
+/// Sum of the subflows' alphas, in packets.
+pub const WVEGAS_TOTAL_ALPHA: f64 = 10.0;
+/// Alpha of a new subflow, and the floor of every alpha, in packets.
+pub const WVEGAS_MIN_ALPHA: f64 = 2.0;
+/// Queued packets that end slow start.
+pub const WVEGAS_GAMMA: f64 = 1.0;
+
+#[derive(Clone, Copy, Debug)]
+struct VegasPath {
+    window: Window,
+    round_end: u64,
+    rtt_samples: u32,
+    rtt_sum: f64,
+    base_rtt: f64,
+    alpha: f64,
+    /// Smallest queueing delay since the last backoff (0: none yet).
+    queue_delay: f64,
+    recovering: bool,
+}
+
+impl VegasPath {
+    fn new(mss: u32, iw: u32) -> Self {
+        VegasPath {
+            window: Window::new(mss, iw),
+            round_end: 0,
+            rtt_samples: 0,
+            rtt_sum: 0.0,
+            base_rtt: f64::INFINITY,
+            alpha: WVEGAS_MIN_ALPHA,
+            queue_delay: 0.0,
+            recovering: false,
+        }
+    }
+
+    fn reno(&mut self, acked: u64) {
+        let rest = self.window.slow_start(acked);
+        if rest > 0 {
+            self.window.cwnd += self.window.mss * rest as f64 / self.window.cwnd;
+        }
+    }
+
+    /// The once-per-round wVegas decision; `share` is this subflow's
+    /// fraction of the connection's rate.
+    fn decide(&mut self, acked: u64, share: impl FnOnce(f64) -> f64) {
+        let mss = self.window.mss;
+        let rtt = self.rtt_sum / f64::from(self.rtt_samples);
+        let base = self.base_rtt;
+        let cwnd = self.window.cwnd / mss;
+        let diff = cwnd * (rtt - base) / rtt;
+        let slow_start = self.window.in_slow_start();
+        let mut next = cwnd;
+        if diff > WVEGAS_GAMMA && slow_start {
+            next = cwnd.min(cwnd * base / rtt + 1.0);
+            self.window.ssthresh = self.window.ssthresh.min((next - 1.0) * mss);
+        } else if slow_start {
+            self.window.slow_start(acked);
+            next = self.window.cwnd / mss;
+        } else {
+            if diff >= self.alpha {
+                self.alpha = (WVEGAS_TOTAL_ALPHA * share(cwnd / rtt)).max(WVEGAS_MIN_ALPHA);
+            }
+            if diff > self.alpha {
+                next -= 1.0;
+            } else if diff < self.alpha {
+                next += 1.0;
+            }
+            let q_delay = rtt - base;
+            if self.queue_delay == 0.0 || self.queue_delay > q_delay {
+                self.queue_delay = q_delay;
+            }
+            if q_delay > 0.0 && q_delay >= 2.0 * self.queue_delay {
+                next *= base / (2.0 * rtt);
+                self.queue_delay = 0.0;
+            }
+        }
+        self.window.cwnd = next.max(2.0) * mss;
+        if !slow_start {
+            self.window.ssthresh = self.window.ssthresh.max(0.75 * self.window.cwnd);
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct WVegas {
+    paths: Vec<VegasPath>,
+}
+
+impl WVegas {
+    /// The alpha (packets) a subflow currently aims to keep queued.
+    pub fn alpha(&self, path: usize) -> Option<f64> {
+        self.paths.get(path).map(|p| p.alpha)
+    }
+}
+
+impl Controller for WVegas {
+    fn name(&self) -> &'static str {
+        "wvegas"
+    }
+    fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
+        if self.paths.len() <= path {
+            let mut gap = VegasPath::new(mss, iw);
+            gap.window.active = false;
+            self.paths.resize(path + 1, gap);
+        }
+        self.paths[path] = VegasPath::new(mss, iw);
+    }
+    fn on_path_removed(&mut self, path: usize) {
+        if let Some(p) = self.paths.get_mut(path) {
+            p.window.active = false;
+        }
+    }
+    fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
+        // Rates of every subflow that can send, for the alpha weights.
+        let rate = |r: usize, p: &VegasPath| {
+            let srtt = paths.get(r)?.srtt?.as_secs_f64();
+            (p.window.active && srtt > 0.0).then(|| p.window.cwnd / p.window.mss / srtt)
+        };
+        let total: f64 = self.paths.iter().enumerate().filter_map(|(r, p)| rate(r, p)).sum();
+        let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) else { return };
+        if let Some(r) = ack.rtt.map(|d| d.as_secs_f64()).filter(|&r| r > 0.0) {
+            p.rtt_samples += 1;
+            p.rtt_sum += r;
+            p.base_rtt = p.base_rtt.min(r);
+        }
+        if ack.in_recovery {
+            p.recovering = true;
+            return;
+        }
+        if std::mem::take(&mut p.recovering) {
+            // Back in the open state: start a fresh round (wvegas_enable).
+            p.round_end = ack.delivered;
+            p.rtt_samples = 0;
+            p.rtt_sum = 0.0;
+        }
+        if !ack.prior_delivered.is_some_and(|d| d >= p.round_end) {
+            if p.window.in_slow_start() {
+                p.window.slow_start(ack.bytes_acked);
+            }
+            return;
+        }
+        p.round_end = ack.delivered;
+        if p.rtt_samples <= 2 {
+            p.reno(ack.bytes_acked);
+        } else {
+            p.decide(ack.bytes_acked, |mine| if total > 0.0 { mine / total } else { 1.0 });
+        }
+        p.rtt_samples = 0;
+        p.rtt_sum = 0.0;
+    }
+    fn on_congestion_event(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
+            let w = &mut p.window;
+            w.ssthresh = (w.cwnd / 2.0).max(2.0 * w.mss);
+            w.cwnd = w.ssthresh;
+        }
+    }
+    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
+            p.window.on_rto();
+        }
+    }
+    fn window(&self, path: usize) -> u64 {
+        self.paths.get(path).map_or(0, |p| p.window.bytes())
+    }
+    fn ssthresh(&self, path: usize) -> u64 {
+        self.paths.get(path).map_or(u64::MAX, |p| p.window.ssthresh_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Duration;
+
+    /// A path in congestion avoidance with `cwnd` segments, base RTT 100 ms
+    /// and three samples averaging `rtt_ms` in the round just ended.
+    fn path(cwnd: f64, rtt_ms: f64) -> VegasPath {
+        let mut p = VegasPath::new(1000, 10);
+        p.window.cwnd = cwnd * 1000.0;
+        p.window.ssthresh = 1.0;
+        p.base_rtt = 0.100;
+        p.rtt_samples = 3;
+        p.rtt_sum = 3.0 * rtt_ms / 1000.0;
+        p
+    }
+
+    #[test]
+    fn one_segment_towards_alpha_per_round() {
+        // diff = 20 * (0.105 - 0.1) / 0.105 = 0.95 < alpha 2: +1 segment.
+        let mut p = path(20.0, 105.0);
+        p.decide(1000, |_| 0.5);
+        assert_eq!(p.window.bytes(), 21_000);
+        // diff = 40 * 0.02 / 0.12 = 6.67 >= 2: alpha becomes max(2, 10 * 0.5) = 5;
+        // still above: -1 segment. (queue_delay starts at 0.02: no backoff.)
+        let mut p = path(40.0, 120.0);
+        p.decide(1000, |_| 0.5);
+        assert_eq!(p.alpha, 5.0);
+        assert_eq!(p.window.bytes(), 39_000);
+        assert_eq!(p.window.ssthresh_bytes(), 29_250, "3/4 of the window");
+    }
+
+    #[test]
+    fn queue_delay_doubling_backs_off() {
+        let mut p = path(40.0, 110.0);
+        p.alpha = 10.0;
+        p.decide(1000, |_| 0.5);
+        // diff = 40 * 0.01 / 0.11 = 3.6 < 10: +1 = 41 segments; queue_delay = 10 ms.
+        assert_eq!(p.window.bytes(), 41_000);
+        // Next round: 20 ms of queueing, twice the minimum: 42 * 0.1 / (2 * 0.12) = 17.5.
+        p.rtt_samples = 3;
+        p.rtt_sum = 3.0 * 0.120;
+        p.decide(1000, |_| 0.5);
+        assert_eq!(p.window.bytes(), 17_500);
+    }
+
+    #[test]
+    fn slow_start_ends_on_queueing() {
+        let mut p = path(30.0, 150.0);
+        p.window.ssthresh = f64::INFINITY;
+        // diff = 30 * 0.05 / 0.15 = 10 > gamma: cwnd = 30 * 0.1 / 0.15 + 1 = 21.
+        p.decide(1000, |_| 1.0);
+        assert_eq!(p.window.bytes(), 21_000);
+        assert!(!p.window.in_slow_start());
+    }
+
+    #[test]
+    fn decisions_wait_for_a_round_and_three_samples() {
+        let mut w = WVegas::default();
+        w.on_path_added(0, 1000, 10);
+        w.paths[0].window.ssthresh = 1.0;
+        let view = [PathView { srtt: Some(Duration::from_millis(100)), active: true, ..Default::default() }];
+        let ack = |delivered, prior| AckSample {
+            now: Instant::ZERO,
+            bytes_acked: 1000,
+            rtt: Some(Duration::from_millis(100)),
+            prior_in_flight: 0,
+            in_recovery: false,
+            delivered,
+            rate: None,
+            prior_delivered: Some(prior),
+        };
+        // First ACK ends round 0 with one sample: Reno growth.
+        w.on_ack(0, &ack(1000, 0), &view);
+        assert_eq!(w.window(0), 10_100);
+        // Within the round (prior below the mark): nothing in avoidance.
+        w.on_ack(0, &ack(2000, 500), &view);
+        w.on_ack(0, &ack(3000, 600), &view);
+        w.on_ack(0, &ack(4000, 700), &view);
+        assert_eq!(w.window(0), 10_100);
+        // Round ends with 3 samples and no queueing (diff 0 < alpha): +1 segment.
+        w.on_ack(0, &ack(5000, 1000), &view);
+        assert_eq!(w.window(0), 11_100);
+    }
+}
