@@ -162,7 +162,7 @@ impl Controller for WVegas {
             p.rtt_samples = 0;
             p.rtt_sum = 0.0;
         }
-        if !ack.prior_delivered.is_some_and(|d| d >= p.round_end) {
+        if ack.prior_delivered.is_none_or(|d| d < p.round_end) {
             if p.window.in_slow_start() {
                 p.window.slow_start(ack.bytes_acked);
             }
