@@ -288,3 +288,38 @@ fn wvegas_keeps_queues_near_empty() {
     assert!(w_rtt < 25.0 && w_rtt < 0.3 * l_rtt, "queueing kept small: {w_rtt:.1} ms vs LIA {l_rtt:.1} ms");
     assert!(w.goodput_mbps > 5.0, "still moves data: {:.1}", w.goodput_mbps);
 }
+
+/// C-MPBBR's fairness goal (seed 004 §2.3.7, goal 2): two subflows through
+/// one bottleneck find that their BtlBw estimates agree within 20% and
+/// split them, so against a single-path BBR flow the connection takes at
+/// most one share, where uncoupled BBR subflows take two.
+#[test]
+fn mpbbr_takes_at_most_one_bbr_share() {
+    let share = |cc: &str| {
+        let toml = format!(
+            r#"
+            duration = "60s"
+            [topology]
+            kind = "dumbbell"
+            [topology.bottleneck]
+            rate = "50Mbit"
+            rtt = "20ms"
+            queue = "2bdp"
+            [[flow]]
+            name = "mp"
+            cc = "{cc}"
+            subflows = 2
+            [[flow]]
+            name = "sp"
+            cc = "bbr"
+            "#
+        );
+        let s = simulate(&toml, 1);
+        let (mp, sp) = (s.flows[0].goodput_mbps, s.flows[1].goodput_mbps);
+        println!("{cc:<6} (2 subflows) {mp:.1} Mbit/s vs single-path BBR {sp:.1} Mbit/s: share {:.3}", mp / (mp + sp));
+        mp / (mp + sp)
+    };
+    let (coupled, uncoupled) = (share("mpbbr"), share("bbr"));
+    assert!(coupled <= 0.55, "C-MPBBR share {coupled:.3}");
+    assert!(uncoupled >= 0.6, "uncoupled BBR share {uncoupled:.3}");
+}

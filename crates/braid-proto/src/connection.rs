@@ -34,6 +34,8 @@ pub enum Event {
     SubflowFailed { subflow: usize },
     /// A subflow that had timed out was acknowledged again.
     SubflowRecovered { subflow: usize },
+    /// The congestion controller closed a subflow (C-MPBBR).
+    SubflowClosed { subflow: usize },
 }
 
 /// A snapshot of one subflow for reports.
@@ -313,6 +315,10 @@ impl Connection {
                 prior_delivered: out.prior_delivered,
             };
             self.cc.on_ack(i, &sample, &self.path_views);
+            while let Some(closed) = self.cc.take_closed_path() {
+                self.remove_subflow(closed);
+                self.events.push_back(Event::SubflowClosed { subflow: closed });
+            }
         }
     }
 

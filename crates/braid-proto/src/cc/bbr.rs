@@ -89,17 +89,21 @@ pub enum BbrState {
 }
 
 #[derive(Clone, Debug)]
-struct BbrPath {
-    active: bool,
+pub(super) struct BbrPath {
+    pub(super) active: bool,
     mss: f64,
-    state: BbrState,
+    pub(super) state: BbrState,
     cwnd: f64,
     /// Window saved when loss recovery or ProbeRTT cut it.
     prior_cwnd: f64,
     in_conservation: bool,
     /// Delivery rates, bytes/s, over the last `BTLBW_ROUNDS` rounds.
     bw_filter: WindowedMax,
-    btl_bw: f64,
+    pub(super) btl_bw: f64,
+    /// C-MPBBR's share: the model uses `btl_bw / bw_divisor` (1 for BBR).
+    pub(super) bw_divisor: f64,
+    /// Latest delivery-rate sample, bytes/s.
+    pub(super) last_rate: f64,
     rt_prop: Option<Duration>,
     rt_prop_stamp: Instant,
     round: u64,
@@ -107,8 +111,8 @@ struct BbrPath {
     full_bw: f64,
     full_bw_rounds: u32,
     filled_pipe: bool,
-    cycle_index: usize,
-    cycle_stamp: Instant,
+    pub(super) cycle_index: usize,
+    pub(super) cycle_stamp: Instant,
     probe_rtt_done: Option<Instant>,
     probe_rtt_round_done: bool,
     initial_window: f64,
@@ -127,6 +131,8 @@ impl BbrPath {
             in_conservation: false,
             bw_filter: WindowedMax::default(),
             btl_bw: 0.0,
+            bw_divisor: 1.0,
+            last_rate: 0.0,
             rt_prop: None,
             rt_prop_stamp: Instant::ZERO,
             round: 0,
@@ -151,9 +157,15 @@ impl BbrPath {
         }
     }
 
+    /// The bandwidth the model runs on: BtlBw, divided among the subflows
+    /// C-MPBBR found on the same bottleneck.
+    pub(super) fn model_bw(&self) -> f64 {
+        self.btl_bw / self.bw_divisor
+    }
+
     fn bdp(&self) -> Option<f64> {
         let rt = self.rt_prop?;
-        (self.btl_bw > 0.0).then(|| self.btl_bw * rt.as_secs_f64())
+        (self.btl_bw > 0.0).then(|| self.model_bw() * rt.as_secs_f64())
     }
 
     fn send_quantum(&self) -> f64 {
@@ -171,7 +183,7 @@ impl BbrPath {
     fn pacing_rate(&self) -> f64 {
         let (pacing_gain, _) = self.gains();
         if self.btl_bw > 0.0 {
-            return pacing_gain * self.btl_bw;
+            return pacing_gain * self.model_bw();
         }
         // Before any sample: the initial window over the RTT (1 ms unknown).
         let rtt = self.rt_prop.map_or(0.001, |r| r.as_secs_f64().max(1e-6));
@@ -187,6 +199,7 @@ impl BbrPath {
             self.on_round_start();
         }
         if let Some(rs) = ack.rate {
+            self.last_rate = rs.delivery_rate;
             if !rs.is_app_limited || rs.delivery_rate >= self.btl_bw {
                 self.btl_bw = self.bw_filter.update(self.round, rs.delivery_rate, BTLBW_ROUNDS);
             }
@@ -297,7 +310,7 @@ impl BbrPath {
 
 #[derive(Debug, Default)]
 pub struct Bbr {
-    paths: Vec<BbrPath>,
+    pub(super) paths: Vec<BbrPath>,
 }
 
 impl Bbr {

@@ -24,6 +24,7 @@ mod coupled;
 mod cubic;
 mod ewtcp;
 mod lia;
+mod mpbbr;
 mod olia;
 mod reno;
 mod semicoupled;
@@ -37,6 +38,7 @@ pub use coupled::{coupled_decrease, Coupled};
 pub use cubic::{cubic_alpha, cubic_k, w_cubic, Cubic, CUBIC_BETA, CUBIC_C};
 pub use ewtcp::{ewtcp_weight, Ewtcp};
 pub use lia::{lia_alpha, Lia};
+pub use mpbbr::MpBbr;
 pub use olia::{olia_alphas, Olia, OliaPath};
 pub use reno::Reno;
 pub use semicoupled::{SemiCoupled, SEMICOUPLED_A};
@@ -105,6 +107,11 @@ pub trait Controller: std::fmt::Debug + Send {
     fn pacing_rate(&self, _path: usize) -> Option<u64> {
         None
     }
+    /// A subflow the algorithm wants closed (C-MPBBR closes subflows that
+    /// add nothing); the connection asks after every ACK.
+    fn take_closed_path(&mut self) -> Option<usize> {
+        None
+    }
 }
 
 /// Every controller Braid has, by scenario name, with a one-line description.
@@ -122,6 +129,7 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
     ),
     ("cubic", "uncoupled CUBIC per subflow (RFC 9438), beta 0.7, fast convergence, no HyStart"),
     ("bbr", "uncoupled BBR v1 per subflow (draft-cardwell-iccrg-bbr-congestion-control-00), paced"),
+    ("mpbbr", "C-MPBBR (Mahmud et al. 2020; seed 004 Algorithm 13): BBR sharing a detected common bottleneck, closing useless subflows"),
 ];
 
 /// Builds the controller a scenario names, or `None` for an unknown name.
@@ -137,6 +145,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Controller>> {
         "wvegas" => Some(Box::new(WVegas::default())),
         "cubic" => Some(Box::new(Cubic::default())),
         "bbr" => Some(Box::new(Bbr::default())),
+        "mpbbr" => Some(Box::new(MpBbr::default())),
         _ => None,
     }
 }
