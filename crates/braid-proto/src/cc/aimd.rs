@@ -5,7 +5,7 @@
 //! increase and the loss decrease.
 
 use super::window::Window;
-use super::{AckSample, Controller, PathView};
+use super::{deactivate, install, AckSample, Controller, PathView};
 use crate::time::Instant;
 
 /// The part of a loss-based controller that differs between algorithms.
@@ -47,15 +47,10 @@ impl<R: WindowRule> Controller for Aimd<R> {
         R::NAME
     }
     fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
-        if self.windows.len() <= path {
-            self.windows.resize(path + 1, Window { cwnd: 0.0, ssthresh: 0.0, mss: 1.0, active: false });
-        }
-        self.windows[path] = Window::new(mss, iw);
+        install(&mut self.windows, path, Window::new(mss, iw));
     }
     fn on_path_removed(&mut self, path: usize) {
-        if let Some(w) = self.windows.get_mut(path) {
-            w.active = false;
-        }
+        deactivate(&mut self.windows, path);
     }
     fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
         if !self.windows.get(path).is_some_and(|w| w.active) {
@@ -111,15 +106,6 @@ pub(crate) mod test_support {
     }
 
     pub fn ack(bytes: u64) -> AckSample {
-        AckSample {
-            now: Instant::ZERO,
-            bytes_acked: bytes,
-            rtt: None,
-            prior_in_flight: 0,
-            in_recovery: false,
-            delivered: 0,
-            rate: None,
-            prior_delivered: None,
-        }
+        crate::cc::test_ack(Instant::ZERO, bytes)
     }
 }

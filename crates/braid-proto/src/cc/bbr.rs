@@ -24,7 +24,7 @@
 //! cruise phase (index 2). The send quantum is 2 segments (Linux's value
 //! above 1.2 Mbit/s) up to 64 KB at 1 ms of pacing.
 
-use super::{AckSample, Controller, PathView};
+use super::{deactivate, install, AckSample, Controller, PathSlot, PathView};
 use crate::time::{Duration, Instant};
 
 const STARTUP_GAIN: f64 = 2.885_390_081_777_926_8; // 2 / ln 2
@@ -308,6 +308,12 @@ impl BbrPath {
     }
 }
 
+impl PathSlot for BbrPath {
+    fn deactivate(&mut self) {
+        self.active = false;
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Bbr {
     pub(super) paths: Vec<BbrPath>,
@@ -328,17 +334,10 @@ impl Controller for Bbr {
         "bbr"
     }
     fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
-        if self.paths.len() <= path {
-            let mut gap = BbrPath::new(mss, iw);
-            gap.active = false;
-            self.paths.resize(path + 1, gap);
-        }
-        self.paths[path] = BbrPath::new(mss, iw);
+        install(&mut self.paths, path, BbrPath::new(mss, iw));
     }
     fn on_path_removed(&mut self, path: usize) {
-        if let Some(p) = self.paths.get_mut(path) {
-            p.active = false;
-        }
+        deactivate(&mut self.paths, path);
     }
     fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };

@@ -17,7 +17,7 @@
 //! Windows are f64 segments rather than Linux's scaled integers.
 
 use super::window::Window;
-use super::{AckSample, Controller, PathView};
+use super::{deactivate, install, AckSample, Controller, PathSlot, PathView};
 use crate::time::Instant;
 
 /// RFC 9438 constants.
@@ -92,6 +92,12 @@ impl CubicPath {
     }
 }
 
+impl PathSlot for CubicPath {
+    fn deactivate(&mut self) {
+        self.window.active = false;
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Cubic {
     paths: Vec<CubicPath>,
@@ -104,17 +110,10 @@ impl Controller for Cubic {
     fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
         let fresh =
             CubicPath { window: Window::new(mss, iw), w_max: 0.0, cwnd_prior: 0.0, epoch: None, k: 0.0, w_est: 0.0 };
-        if self.paths.len() <= path {
-            let mut gap = fresh;
-            gap.window.active = false;
-            self.paths.resize(path + 1, gap);
-        }
-        self.paths[path] = fresh;
+        install(&mut self.paths, path, fresh);
     }
     fn on_path_removed(&mut self, path: usize) {
-        if let Some(p) = self.paths.get_mut(path) {
-            p.window.active = false;
-        }
+        deactivate(&mut self.paths, path);
     }
     fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) else { return };
@@ -164,16 +163,7 @@ mod tests {
     }
 
     fn at(ms: u64, bytes: u64) -> AckSample {
-        AckSample {
-            now: Instant::ZERO + Duration::from_millis(ms),
-            bytes_acked: bytes,
-            rtt: None,
-            prior_in_flight: 0,
-            in_recovery: false,
-            delivered: 0,
-            rate: None,
-            prior_delivered: None,
-        }
+        crate::cc::test_ack(Instant::ZERO + Duration::from_millis(ms), bytes)
     }
 
     #[test]

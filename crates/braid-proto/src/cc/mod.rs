@@ -114,6 +114,30 @@ pub trait Controller: std::fmt::Debug + Send {
     }
 }
 
+/// One subflow's state inside a controller, kept in a vector indexed by
+/// subflow number.
+pub(crate) trait PathSlot: Clone {
+    fn deactivate(&mut self);
+}
+
+/// Installs `fresh` as the state of `path`, padding any gap below it with
+/// inactive copies.
+pub(crate) fn install<T: PathSlot>(paths: &mut Vec<T>, path: usize, fresh: T) {
+    if paths.len() <= path {
+        let mut gap = fresh.clone();
+        gap.deactivate();
+        paths.resize(path + 1, gap);
+    }
+    paths[path] = fresh;
+}
+
+/// Marks `path` removed, if it exists.
+pub(crate) fn deactivate<T: PathSlot>(paths: &mut [T], path: usize) {
+    if let Some(p) = paths.get_mut(path) {
+        p.deactivate();
+    }
+}
+
 /// Every controller Braid has, by scenario name, with a one-line description.
 pub const ALGORITHMS: &[(&str, &str)] = &[
     ("reno", "uncoupled NewReno per subflow (RFC 5681/6582); regular TCP on one subflow"),
@@ -147,6 +171,21 @@ pub fn by_name(name: &str) -> Option<Box<dyn Controller>> {
         "bbr" => Some(Box::new(Bbr::default())),
         "mpbbr" => Some(Box::new(MpBbr::default())),
         _ => None,
+    }
+}
+
+/// An ACK of `bytes` at `now` with no samples, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_ack(now: Instant, bytes: u64) -> AckSample {
+    AckSample {
+        now,
+        bytes_acked: bytes,
+        rtt: None,
+        prior_in_flight: 0,
+        in_recovery: false,
+        delivered: 0,
+        rate: None,
+        prior_delivered: None,
     }
 }
 

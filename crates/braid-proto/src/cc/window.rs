@@ -58,6 +58,12 @@ impl Window {
     }
 }
 
+impl super::PathSlot for Window {
+    fn deactivate(&mut self) {
+        self.active = false;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

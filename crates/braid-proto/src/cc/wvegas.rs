@@ -25,7 +25,7 @@
 //! (delivered counts) rather than at `snd_nxt`.
 
 use super::window::Window;
-use super::{AckSample, Controller, PathView};
+use super::{deactivate, install, AckSample, Controller, PathSlot, PathView};
 use crate::time::Instant;
 
 /// Sum of the subflows' alphas, in packets.
@@ -110,6 +110,12 @@ impl VegasPath {
     }
 }
 
+impl PathSlot for VegasPath {
+    fn deactivate(&mut self) {
+        self.window.active = false;
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct WVegas {
     paths: Vec<VegasPath>,
@@ -127,17 +133,10 @@ impl Controller for WVegas {
         "wvegas"
     }
     fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
-        if self.paths.len() <= path {
-            let mut gap = VegasPath::new(mss, iw);
-            gap.window.active = false;
-            self.paths.resize(path + 1, gap);
-        }
-        self.paths[path] = VegasPath::new(mss, iw);
+        install(&mut self.paths, path, VegasPath::new(mss, iw));
     }
     fn on_path_removed(&mut self, path: usize) {
-        if let Some(p) = self.paths.get_mut(path) {
-            p.window.active = false;
-        }
+        deactivate(&mut self.paths, path);
     }
     fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
         // Rates of every subflow that can send, for the alpha weights.
