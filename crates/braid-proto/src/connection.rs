@@ -91,6 +91,9 @@ pub struct Connection {
     persist_deadline: Option<Instant>,
     /// When a subflow the pacer holds back may send again.
     pacing_wakeup: Option<Instant>,
+    /// New data is waiting for the peer's window, and how often that began.
+    window_stalled: bool,
+    window_stalls: u64,
     persist_backoff: u32,
     events: VecDeque<Event>,
     // Reused buffers so the per-packet path does not allocate.
@@ -119,6 +122,8 @@ impl Connection {
             peer_window_end,
             persist_deadline: None,
             pacing_wakeup: None,
+            window_stalled: false,
+            window_stalls: 0,
             persist_backoff: 0,
             events: VecDeque::new(),
             path_views: Vec::new(),
@@ -516,10 +521,15 @@ impl Connection {
                     for sf in &mut self.subflows {
                         sf.mark_app_limited();
                     }
+                } else if !self.window_stalled {
+                    // Data waits for the peer's window: head-of-line blocking.
+                    self.window_stalled = true;
+                    self.window_stalls += 1;
                 }
                 self.arm_persist(now);
                 return None;
             }
+            self.window_stalled = false;
             (self.send.nxt(), len as u32, false)
         };
         self.sched_views.clear();
@@ -536,9 +546,16 @@ impl Connection {
                 potentially_failed: s.potentially_failed,
                 active: s.active,
                 paced,
+                delivery_rate: s.last_delivery_rate(),
             });
         }
-        let conn = SchedConn { backlog: self.send.backlog(), window_room };
+        let conn = SchedConn {
+            now,
+            backlog: self.send.backlog(),
+            window_room,
+            send_window: self.peer_window_end.saturating_sub(self.send.una()),
+            window_stalls: self.window_stalls,
+        };
         let Decision::Send(i) = self.sched.select(&conn, &self.sched_views) else { return None };
         if i >= self.subflows.len() || !self.subflows[i].active || !self.window_space(i, len) {
             return None;

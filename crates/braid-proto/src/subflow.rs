@@ -119,6 +119,7 @@ pub struct Subflow {
     delivered_time: Instant,
     first_sent_time: Instant,
     app_limited_until: u64,
+    last_delivery_rate: f64,
 }
 
 impl Subflow {
@@ -147,12 +148,18 @@ impl Subflow {
             delivered_time: Instant::ZERO,
             first_sent_time: Instant::ZERO,
             app_limited_until: 0,
+            last_delivery_rate: 0.0,
         }
     }
 
     /// Bytes delivered to the peer on this subflow so far.
     pub fn delivered(&self) -> u64 {
         self.delivered
+    }
+
+    /// Latest valid delivery-rate sample, bytes per second (0 before one).
+    pub fn last_delivery_rate(&self) -> f64 {
+        self.last_delivery_rate
     }
 
     /// The sender has nothing to send: samples until what is now in flight
@@ -234,6 +241,9 @@ impl Subflow {
             }
             out.prior_delivered = Some(p.delivered);
             out.rate = self.rate_sample(now, &p);
+            if let Some(r) = out.rate {
+                self.last_delivery_rate = r.delivery_rate;
+            }
         }
         if let Some(r) = out.rtt {
             self.rtt.on_sample(r);

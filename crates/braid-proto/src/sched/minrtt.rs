@@ -10,7 +10,7 @@
 //! subflows get probed first (Linux has the handshake RTT there instead).
 //! Ties go to the lower subflow index, which keeps runs deterministic.
 
-use super::{Decision, SchedConn, SchedPath, Scheduler};
+use super::{fastest, Decision, SchedConn, SchedPath, Scheduler};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MinRtt;
@@ -21,31 +21,16 @@ impl Scheduler for MinRtt {
     }
 
     fn select(&mut self, _conn: &SchedConn, paths: &[SchedPath]) -> Decision {
-        let any_regular = paths.iter().any(|p| p.usable() && !p.backup);
-        paths
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.usable() && p.backup != any_regular && p.has_window_space())
-            .min_by_key(|(i, p)| (p.srtt.unwrap_or_default(), *i))
-            .map_or(Decision::Wait, |(i, _)| Decision::Send(i))
+        fastest(paths, |i| paths[i].has_window_space()).map_or(Decision::Wait, Decision::Send)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::Duration;
 
     fn path(rtt_ms: u64, in_flight: u64, backup: bool) -> SchedPath {
-        SchedPath {
-            srtt: Some(Duration::from_millis(rtt_ms)),
-            cwnd: 10_000,
-            bytes_in_flight: in_flight,
-            mss: 1000,
-            backup,
-            active: true,
-            ..Default::default()
-        }
+        SchedPath { backup, ..super::super::tests::path(rtt_ms, in_flight) }
     }
 
     #[test]

@@ -6,11 +6,19 @@
 //! enforces the hard limits itself (congestion window, receive window), so
 //! a scheduler cannot make the connection break them.
 
+mod blest;
+mod ecf;
+mod llhd;
 mod minrtt;
+mod rr;
 
+pub use blest::{blest_fast_bytes, Blest};
+pub use ecf::{Ecf, ECF_BETA};
+pub use llhd::{Llhd, LLHD_BETA_CODE, LLHD_BETA_PAPER};
 pub use minrtt::MinRtt;
+pub use rr::RoundRobin;
 
-use crate::time::Duration;
+use crate::time::{Duration, Instant};
 
 /// What a scheduler may know about one subflow.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -27,6 +35,8 @@ pub struct SchedPath {
     pub active: bool,
     /// The pacer holds this subflow back until later.
     pub paced: bool,
+    /// Latest delivery-rate sample, bytes per second (0 before the first).
+    pub delivery_rate: f64,
 }
 
 impl SchedPath {
@@ -39,15 +49,48 @@ impl SchedPath {
     pub fn usable(&self) -> bool {
         self.active && !self.potentially_failed
     }
+    /// Bytes in flight counted in segments.
+    pub fn in_flight_segments(&self) -> f64 {
+        self.bytes_in_flight as f64 / f64::from(self.mss.max(1))
+    }
+    /// Congestion window counted in segments.
+    pub fn cwnd_segments(&self) -> f64 {
+        self.cwnd as f64 / f64::from(self.mss.max(1))
+    }
+    /// Smoothed RTT in seconds; zero before the first sample, so new
+    /// subflows get probed first (as in `MinRtt`).
+    pub fn rtt(&self) -> f64 {
+        self.srtt.unwrap_or_default().as_secs_f64()
+    }
+}
+
+/// Subflows a scheduler may consider: usable ones, and backup subflows only
+/// when no regular one is usable (the Linux rule every v0.96 scheduler shares).
+pub fn eligible(paths: &[SchedPath]) -> impl Iterator<Item = usize> + '_ {
+    let any_regular = paths.iter().any(|p| p.usable() && !p.backup);
+    paths.iter().enumerate().filter(move |(_, p)| p.usable() && p.backup != any_regular).map(|(i, _)| i)
+}
+
+/// The eligible subflow with the lowest smoothed RTT among those `keep`
+/// accepts; ties go to the lower index.
+pub fn fastest(paths: &[SchedPath], keep: impl Fn(usize) -> bool) -> Option<usize> {
+    eligible(paths).filter(|&i| keep(i)).min_by_key(|&i| (paths[i].srtt.unwrap_or_default(), i))
 }
 
 /// What a scheduler may know about the connection.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SchedConn {
+    pub now: Instant,
     /// Bytes written by the application and not yet sent on any subflow.
     pub backlog: u64,
     /// Bytes the peer's receive window still allows beyond what was sent.
     pub window_room: u64,
+    /// The connection-level send window: the peer's whole receive window
+    /// measured from the Data ACK (BLEST's MPTCP_SW).
+    pub send_window: u64,
+    /// Times so far that new data waited because the peer's window was
+    /// full: head-of-line blocking at connection level.
+    pub window_stalls: u64,
 }
 
 /// A scheduler's answer.
@@ -63,13 +106,41 @@ pub trait Scheduler: std::fmt::Debug + Send {
 }
 
 /// Every scheduler Braid has, by scenario name, with a one-line description.
-pub const ALGORITHMS: &[(&str, &str)] =
-    &[("minrtt", "lowest smoothed RTT among subflows with window space; backups only when no regular subflow is usable (Linux default)")];
+pub const ALGORITHMS: &[(&str, &str)] = &[
+    ("minrtt", "lowest smoothed RTT among subflows with window space; backups only when no regular subflow is usable (Linux default)"),
+    ("blest", "BLEST (Ferlin et al. 2016): skip the slow subflow when it would block the send window; adaptive lambda"),
+    ("ecf", "ECF (Lim et al. 2017): wait for the fastest subflow when that completes sooner; hysteresis beta 0.25"),
+    ("rr", "round robin over subflows with window space, one segment each (mptcp_rr.c defaults)"),
+    ("llhd", "LLHD (Lubna et al. 2022): maximise goodput/GP_max + beta RTT_max/RTT, beta = 0.001 as in the paper"),
+];
 
 /// Builds the scheduler a scenario names, or `None` for an unknown name.
 pub fn by_name(name: &str) -> Option<Box<dyn Scheduler>> {
     match name {
         "minrtt" => Some(Box::new(MinRtt)),
+        "blest" => Some(Box::new(Blest::default())),
+        "ecf" => Some(Box::new(Ecf::default())),
+        "rr" => Some(Box::new(RoundRobin::default())),
+        "llhd" => Some(Box::new(Llhd::default())),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A regular subflow with `rtt_ms` SRTT, a 10-segment window of 1000-byte
+    /// segments and `in_flight` bytes outstanding (10 000 means full).
+    pub fn path(rtt_ms: u64, in_flight: u64) -> SchedPath {
+        SchedPath {
+            srtt: Some(Duration::from_millis(rtt_ms)),
+            rttvar: Duration::from_millis(rtt_ms / 4),
+            cwnd: 10_000,
+            bytes_in_flight: in_flight,
+            mss: 1000,
+            active: true,
+            ..Default::default()
+        }
     }
 }

@@ -1,0 +1,84 @@
+//! Round robin (Linux MPTCP v0.96 `mptcp_rr.c`; seed 004 Algorithm 4).
+//!
+//! Subflows take turns: the current one sends up to `num_segments`
+//! consecutive segments, then the turn passes to the next eligible subflow.
+//! With `cwnd_limited` (the module's default, and how seed 004 ran it) a
+//! subflow without window space loses its turn, so the scheduler becomes
+//! ACK-clocked once windows fill. Without it the turn waits for the
+//! subflow's window instead. Defaults: `num_segments = 1`, `cwnd_limited =
+//! true`; scenarios cannot change them yet.
+
+use super::{eligible, Decision, SchedConn, SchedPath, Scheduler};
+
+#[derive(Clone, Copy, Debug)]
+pub struct RoundRobin {
+    pub num_segments: u32,
+    pub cwnd_limited: bool,
+    /// Subflow whose turn it is, and segments it has sent in this turn.
+    turn: usize,
+    sent_in_turn: u32,
+}
+
+impl Default for RoundRobin {
+    fn default() -> Self {
+        RoundRobin { num_segments: 1, cwnd_limited: true, turn: 0, sent_in_turn: 0 }
+    }
+}
+
+impl Scheduler for RoundRobin {
+    fn name(&self) -> &'static str {
+        "rr"
+    }
+
+    fn select(&mut self, _conn: &SchedConn, paths: &[SchedPath]) -> Decision {
+        let candidates: Vec<usize> = eligible(paths).collect();
+        if candidates.is_empty() {
+            return Decision::Wait;
+        }
+        if self.sent_in_turn >= self.num_segments.max(1) || !candidates.contains(&self.turn) {
+            // Next eligible subflow after the current one, wrapping around.
+            self.turn = candidates.iter().copied().find(|&i| i > self.turn).unwrap_or(candidates[0]);
+            self.sent_in_turn = 0;
+        }
+        let start = candidates.iter().position(|&i| i == self.turn).unwrap_or(0);
+        let order = candidates[start..].iter().chain(&candidates[..start]).copied();
+        let pick = if self.cwnd_limited {
+            order.into_iter().find(|&i| paths[i].has_window_space())
+        } else {
+            Some(self.turn).filter(|&i| paths[i].has_window_space())
+        };
+        match pick {
+            Some(i) => {
+                if i != self.turn {
+                    self.turn = i;
+                    self.sent_in_turn = 0;
+                }
+                self.sent_in_turn += 1;
+                Decision::Send(i)
+            }
+            None => Decision::Wait,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::path;
+    use super::*;
+
+    #[test]
+    fn alternates_and_skips_full_subflows() {
+        let c = SchedConn::default();
+        let mut rr = RoundRobin::default();
+        let paths = [path(10, 0), path(50, 0), path(30, 0)];
+        let picks: Vec<_> = (0..6).map(|_| rr.select(&c, &paths)).collect();
+        assert_eq!(picks, [0, 1, 2, 0, 1, 2].map(Decision::Send));
+        // Subflow 1 full: after 0's turn, 1's turn goes to 2.
+        let paths = [path(10, 0), path(50, 10_000), path(30, 0)];
+        let picks: Vec<_> = (0..3).map(|_| rr.select(&c, &paths)).collect();
+        assert_eq!(picks, [0, 2, 0].map(Decision::Send));
+        let mut two = RoundRobin { num_segments: 2, ..RoundRobin::default() };
+        let picks: Vec<_> = (0..4).map(|_| two.select(&c, &[path(10, 0), path(50, 0)])).collect();
+        assert_eq!(picks, [0, 0, 1, 1].map(Decision::Send));
+    }
+}
