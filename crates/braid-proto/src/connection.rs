@@ -556,7 +556,11 @@ impl Connection {
             send_window: self.peer_window_end.saturating_sub(self.send.una()),
             window_stalls: self.window_stalls,
         };
-        let Decision::Send(i) = self.sched.select(&conn, &self.sched_views) else { return None };
+        let i = match self.sched.select(&conn, &self.sched_views) {
+            Decision::Send(i) => i,
+            Decision::SendAll => return self.send_redundant(now, dsn, len, reinjection),
+            Decision::Wait => return None,
+        };
         if i >= self.subflows.len() || !self.subflows[i].active || !self.window_space(i, len) {
             return None;
         }
@@ -565,6 +569,33 @@ impl Connection {
             self.subflows[i].counters.reinjected_bytes += u64::from(len);
         } else {
             self.send.take_new(u64::from(len));
+        }
+        Some(self.send_data(now, i, dsn, len))
+    }
+
+    /// Redundant scheduling: the fastest subflow with room sends the next
+    /// data it has not carried, a copy of what others sent (still
+    /// unacknowledged) or else the segment the connection has ready.
+    fn send_redundant(&mut self, now: Instant, dsn: u64, len: u32, reinjection: bool) -> Option<Packet> {
+        let views = &self.sched_views;
+        let i = crate::sched::fastest(views, |i| views[i].has_window_space())?;
+        let start = self.subflows[i].carried_to.max(self.send.una());
+        if start < self.send.nxt() {
+            let copy = (self.send.nxt() - start).min(u64::from(self.config.mss)) as u32;
+            if !self.window_space(i, copy) {
+                return None;
+            }
+            self.subflows[i].carried_to = start + u64::from(copy);
+            return Some(self.send_data(now, i, start, copy));
+        }
+        if !self.window_space(i, len) {
+            return None;
+        }
+        if reinjection {
+            self.reinject.remove(&dsn);
+        } else {
+            self.send.take_new(u64::from(len));
+            self.subflows[i].carried_to = self.send.nxt();
         }
         Some(self.send_data(now, i, dsn, len))
     }

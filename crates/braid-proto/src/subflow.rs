@@ -110,6 +110,9 @@ pub struct Subflow {
     /// Earliest time the pacer lets the next packet out (when the
     /// controller paces).
     pub next_send_time: Instant,
+    /// Redundant scheduling: the stream position up to which this subflow
+    /// has carried the data.
+    pub carried_to: u64,
     pub receiver: AckTracker,
     pub counters: SubflowCounters,
     /// Delivery-rate estimation state: bytes delivered so far, when the
@@ -142,6 +145,7 @@ impl Subflow {
             potentially_failed: false,
             probe_pending: false,
             next_send_time: Instant::ZERO,
+            carried_to: 0,
             receiver: AckTracker::default(),
             counters: SubflowCounters::default(),
             delivered: 0,

@@ -10,12 +10,14 @@ mod blest;
 mod ecf;
 mod llhd;
 mod minrtt;
+mod redundant;
 mod rr;
 
 pub use blest::{blest_fast_bytes, Blest};
 pub use ecf::{Ecf, ECF_BETA};
 pub use llhd::{Llhd, LLHD_BETA_CODE, LLHD_BETA_PAPER};
 pub use minrtt::MinRtt;
+pub use redundant::Redundant;
 pub use rr::RoundRobin;
 
 use crate::time::{Duration, Instant};
@@ -97,6 +99,9 @@ pub struct SchedConn {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
     Send(usize),
+    /// Send on every subflow with window space, each carrying whatever it
+    /// has not carried yet (redundant scheduling).
+    SendAll,
     Wait,
 }
 
@@ -112,6 +117,7 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
     ("ecf", "ECF (Lim et al. 2017): wait for the fastest subflow when that completes sooner; hysteresis beta 0.25"),
     ("rr", "round robin over subflows with window space, one segment each (mptcp_rr.c defaults)"),
     ("llhd", "LLHD (Lubna et al. 2022): maximise goodput/GP_max + beta RTT_max/RTT, beta = 0.001 as in the paper"),
+    ("redundant", "ReMP / mptcp_redundant.c: every segment on every subflow with window space; the first copy counts"),
 ];
 
 /// Builds the scheduler a scenario names, or `None` for an unknown name.
@@ -122,6 +128,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Scheduler>> {
         "ecf" => Some(Box::new(Ecf::default())),
         "rr" => Some(Box::new(RoundRobin::default())),
         "llhd" => Some(Box::new(Llhd::default())),
+        "redundant" => Some(Box::new(Redundant)),
         _ => None,
     }
 }
