@@ -46,8 +46,20 @@ pub struct FlowSummary {
     pub reinjected_bytes: u64,
     pub ooo_bytes_mean: f64,
     pub ooo_bytes_max: u64,
+    /// Seed 004 eq. 18-19: 1000 / (bytes / (1514 x active seconds)), in ms;
+    /// null when nothing was delivered.
+    pub per_packet_delay_ms: Option<f64>,
+    /// Delay from the sender's write to the receiver's in-order read,
+    /// byte-weighted: mean and percentiles, in ms (null when nothing arrived).
+    pub delay_mean_ms: Option<f64>,
+    pub delay_p50_ms: Option<f64>,
+    pub delay_p95_ms: Option<f64>,
+    pub delay_p99_ms: Option<f64>,
     pub subflows: Vec<SubflowSummary>,
 }
+
+/// Seed 004's frame size for its per-packet delay (eq. 18).
+const SEED004_FRAME_BYTES: f64 = 1514.0;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct SubflowSummary {
@@ -162,6 +174,12 @@ pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
                 reinjected_bytes: sim.sender(f).stats().reinjected_bytes,
                 ooo_bytes_mean: mean(ooo().map(|b| b as f64)).unwrap_or(0.0),
                 ooo_bytes_max: ooo().max().unwrap_or(0),
+                per_packet_delay_ms: (out.delivered > 0)
+                    .then(|| 1000.0 * SEED004_FRAME_BYTES * active / out.delivered as f64),
+                delay_mean_ms: out.delay.mean_ms(),
+                delay_p50_ms: out.delay.quantile_ms(0.5),
+                delay_p95_ms: out.delay.quantile_ms(0.95),
+                delay_p99_ms: out.delay.quantile_ms(0.99),
                 subflows,
             }
         })

@@ -150,3 +150,38 @@ fn redundant_trades_goodput_for_order() {
     assert!(red < 0.75 * aggregate, "redundant {red:.2} vs minRTT aggregate {aggregate:.2}");
     assert!(red_ooo < 0.5 * min_ooo, "out-of-order {red_ooo:.0} vs minRTT {min_ooo:.0}");
 }
+
+/// The delay metrics: measured write-to-read delay can be no less than the
+/// one-way propagation delay and, with a small send buffer on an otherwise
+/// idle path, stays near it; seed 004's per-packet delay is 1000 / pps.
+#[test]
+fn delay_metrics_measure_write_to_read() {
+    let s = simulate(
+        r#"
+        duration = "10s"
+        [topology]
+        kind = "hybrid-access"
+        [[topology.link]]
+        rate = "10Mbit"
+        rtt = "40ms"
+        queue = "1bdp"
+        [[flow]]
+        cc = "reno"
+        send_buffer = "16KiB"
+        "#,
+    );
+    let f = &s.flows[0];
+    let (mean, p50, p99) = (f.delay_mean_ms.unwrap(), f.delay_p50_ms.unwrap(), f.delay_p99_ms.unwrap());
+    println!(
+        "goodput {:.2} Mbit/s, delay mean {mean:.1} ms, p50 {p50:.1}, p99 {p99:.1}; seed-004 per-packet delay {:.3} ms",
+        f.goodput_mbps,
+        f.per_packet_delay_ms.unwrap()
+    );
+    // 20 ms one way; at most 16 KiB of send buffer (13 ms at 10 Mbit/s) plus
+    // one BDP of queue (40 ms) on top.
+    assert!(p50 >= 20.0 && mean >= 20.0, "below the propagation delay");
+    assert!(mean < 20.0 + 13.2 + 40.0 + 5.0, "mean {mean:.1} ms");
+    assert!(p50 <= p99);
+    let pps = f.bytes_delivered as f64 / (1514.0 * s.duration_s);
+    assert!((f.per_packet_delay_ms.unwrap() - 1000.0 / pps).abs() < 1e-9);
+}

@@ -4,12 +4,14 @@
 //! one seeded random stream per link. Same topology, flows and seed give the
 //! same run, bit for bit.
 
+mod delay;
 mod event;
 mod link;
 mod metrics;
 mod sim;
 pub mod topology;
 
+pub use delay::DelayHistogram;
 pub use link::{LinkSpec, LinkStats, QueueLimit, Red};
 pub use metrics::{LinkSample, Recorder, SubflowSample};
 pub use sim::{BuildError, FlowOutcome, FlowSpec, Sim};

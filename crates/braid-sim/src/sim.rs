@@ -10,10 +10,13 @@
 //! packets live in a slab that reuses its slots, so a run in steady state
 //! does not allocate per packet. Synthetic payloads carry no bytes.
 
+use std::collections::VecDeque;
+
 use braid_proto::{cc, sched, Config, Connection, Instant, Packet};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::delay::DelayHistogram;
 use crate::event::{Event, EventQueue};
 use crate::link::{Link, Offer};
 use crate::metrics::{LinkSample, Recorder, SubflowSample};
@@ -94,6 +97,8 @@ pub struct FlowOutcome {
     pub completed_at: Option<Instant>,
     /// Bytes that arrived different from what was sent (verified flows).
     pub corrupted_bytes: u64,
+    /// Delay from the sender's write to the receiver's in-order read.
+    pub delay: DelayHistogram,
 }
 
 #[derive(Debug)]
@@ -107,6 +112,9 @@ pub struct Sim {
     endpoints: Vec<Endpoint>,
     flows: Vec<FlowSpec>,
     outcomes: Vec<FlowOutcome>,
+    /// Per flow: (end of written stream, write time), oldest first, to time
+    /// each byte from write to read.
+    write_logs: Vec<VecDeque<(u64, Instant)>>,
     topology: Topology,
     sample_interval: Duration,
     recorder: Recorder,
@@ -147,10 +155,12 @@ impl Sim {
                     written: 0,
                     delivered: 0,
                     completed_at: None,
-                    corrupted_bytes: 0
+                    corrupted_bytes: 0,
+                    delay: DelayHistogram::default(),
                 };
                 flows.len()
             ],
+            write_logs: vec![VecDeque::new(); flows.len()],
             flows: Vec::new(),
             topology,
             sample_interval,
@@ -426,6 +436,11 @@ impl Sim {
                 }
                 None => ep.conn.write_zeros(want),
             };
+            let log = &mut self.write_logs[f];
+            match log.back_mut() {
+                Some((end, t)) if *t == self.now => *end = out.written,
+                _ => log.push_back((out.written, self.now)),
+            }
             return;
         }
         let n = match ep.payload_rng.as_mut() {
@@ -439,6 +454,18 @@ impl Sim {
             }
             None => ep.conn.consume(u64::MAX),
         };
+        // Time the bytes just read against when they were written.
+        let (mut from, to) = (out.delivered, out.delivered + n);
+        let log = &mut self.write_logs[f];
+        while from < to {
+            let Some(&(end, written_at)) = log.front() else { break };
+            let upto = end.min(to);
+            out.delay.record(self.now - written_at, upto - from);
+            from = upto;
+            if end <= to {
+                log.pop_front();
+            }
+        }
         out.delivered += n;
         if self.flows[f].size.is_some_and(|s| out.delivered >= s) && out.completed_at.is_none() {
             out.completed_at = Some(self.now);
