@@ -24,6 +24,10 @@ pub struct Config {
     pub send_buffer: u64,
     /// Connection-level receive buffer in bytes (sets the window).
     pub recv_buffer: u64,
+    /// When new data is blocked by the peer's window, re-send the segment
+    /// holding up the Data ACK on a faster subflow, and halve the window of
+    /// the subflow that holds it (Raiciu et al., NSDI 2012).
+    pub opportunistic_retransmission: bool,
 }
 
 impl Default for Config {
@@ -40,6 +44,7 @@ impl Default for Config {
             // Linux tcp_wmem / tcp_rmem maxima.
             send_buffer: 4 * 1024 * 1024,
             recv_buffer: 6 * 1024 * 1024,
+            opportunistic_retransmission: false,
         }
     }
 }

@@ -94,6 +94,8 @@ pub struct Connection {
     /// New data is waiting for the peer's window, and how often that began.
     window_stalled: bool,
     window_stalls: u64,
+    /// The Data ACK last re-sent opportunistically (once per blocking segment).
+    last_opportunistic: Option<u64>,
     persist_backoff: u32,
     events: VecDeque<Event>,
     // Reused buffers so the per-packet path does not allocate.
@@ -124,6 +126,7 @@ impl Connection {
             pacing_wakeup: None,
             window_stalled: false,
             window_stalls: 0,
+            last_opportunistic: None,
             persist_backoff: 0,
             events: VecDeque::new(),
             path_views: Vec::new(),
@@ -521,10 +524,17 @@ impl Connection {
                     for sf in &mut self.subflows {
                         sf.mark_app_limited();
                     }
-                } else if !self.window_stalled {
-                    // Data waits for the peer's window: head-of-line blocking.
-                    self.window_stalled = true;
-                    self.window_stalls += 1;
+                } else {
+                    if !self.window_stalled {
+                        // Data waits for the peer's window: head-of-line blocking.
+                        self.window_stalled = true;
+                        self.window_stalls += 1;
+                    }
+                    if self.config.opportunistic_retransmission {
+                        if let Some(p) = self.opportunistic_retransmission(now) {
+                            return Some(p);
+                        }
+                    }
                 }
                 self.arm_persist(now);
                 return None;
@@ -598,6 +608,36 @@ impl Connection {
             self.subflows[i].carried_to = self.send.nxt();
         }
         Some(self.send_data(now, i, dsn, len))
+    }
+
+    /// Raiciu et al., "How hard can it be?" (NSDI 2012) §4.2: the segment at
+    /// the Data ACK holds the window shut. Re-send it once on the fastest
+    /// other subflow with window space, and penalise the subflow carrying
+    /// it (at most once per its RTT) so it stops taking more than it can
+    /// deliver in time.
+    fn opportunistic_retransmission(&mut self, now: Instant) -> Option<Packet> {
+        let una = self.send.una();
+        if self.last_opportunistic == Some(una) || una >= self.send.nxt() {
+            return None;
+        }
+        let holder = self.subflows.iter().position(|s| s.active && s.carries(una))?;
+        let holder_rtt = self.subflows[holder].rtt.srtt()?;
+        let mss = self.config.mss;
+        let len = (self.send.nxt() - una).min(u64::from(mss)) as u32;
+        let faster = (0..self.subflows.len())
+            .filter(|&i| i != holder && self.subflows[i].active && !self.subflows[i].potentially_failed)
+            .filter(|&i| self.subflows[i].rtt.srtt().is_some_and(|r| r < holder_rtt))
+            .filter(|&i| self.window_space(i, len))
+            .min_by_key(|&i| (self.subflows[i].rtt.srtt(), i))?;
+        self.last_opportunistic = Some(una);
+        let due = self.subflows[holder].penalised_at.is_none_or(|t| now.saturating_since(t) >= holder_rtt);
+        if due {
+            self.subflows[holder].penalised_at = Some(now);
+            self.refresh_path_views();
+            self.cc.penalize(now, holder, &self.path_views);
+        }
+        self.subflows[faster].counters.reinjected_bytes += u64::from(len);
+        Some(self.send_data(now, faster, una, len))
     }
 
     fn any_in_flight(&self) -> bool {

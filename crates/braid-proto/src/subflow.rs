@@ -113,6 +113,8 @@ pub struct Subflow {
     /// Redundant scheduling: the stream position up to which this subflow
     /// has carried the data.
     pub carried_to: u64,
+    /// When this subflow was last penalised for blocking the window.
+    pub penalised_at: Option<Instant>,
     pub receiver: AckTracker,
     pub counters: SubflowCounters,
     /// Delivery-rate estimation state: bytes delivered so far, when the
@@ -146,6 +148,7 @@ impl Subflow {
             probe_pending: false,
             next_send_time: Instant::ZERO,
             carried_to: 0,
+            penalised_at: None,
             receiver: AckTracker::default(),
             counters: SubflowCounters::default(),
             delivered: 0,
@@ -344,6 +347,11 @@ impl Subflow {
             self.sent.pop_front();
             self.base_pn += 1;
         }
+    }
+
+    /// True if a packet carrying stream byte `dsn` is in flight here.
+    pub fn carries(&self, dsn: u64) -> bool {
+        self.sent.iter().any(|p| p.state == State::InFlight && p.dsn <= dsn && dsn < p.dsn + u64::from(p.len))
     }
 
     /// Lowest packet number still in flight: every packet below it is

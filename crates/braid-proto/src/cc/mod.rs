@@ -107,6 +107,13 @@ pub trait Controller: std::fmt::Debug + Send {
     fn pacing_rate(&self, _path: usize) -> Option<u64> {
         None
     }
+    /// The subflow `path` is blocking the connection's window (Raiciu et
+    /// al.'s penalisation): cut its window. Linux halves cwnd directly,
+    /// bypassing the module; Braid asks the controller, which by default
+    /// treats it as a congestion event.
+    fn penalize(&mut self, now: Instant, path: usize, paths: &[PathView]) {
+        self.on_congestion_event(now, path, paths);
+    }
     /// A subflow the algorithm wants closed (C-MPBBR closes subflows that
     /// add nothing); the connection asks after every ACK.
     fn take_closed_path(&mut self) -> Option<usize> {
