@@ -67,6 +67,8 @@ pub struct ConnectionStats {
     pub reinjected_bytes: u64,
     /// Received packets refused as malformed.
     pub invalid_packets: u64,
+    /// Right edge of the peer's receive window: no data at or beyond it is sent.
+    pub peer_window_end: u64,
 }
 
 #[derive(Debug)]
@@ -226,6 +228,7 @@ impl Connection {
             ooo_bytes: self.recv.ooo_bytes(),
             reinjected_bytes: self.reinjected_bytes,
             invalid_packets: self.invalid_packets,
+            peer_window_end: self.peer_window_end,
         }
     }
 
