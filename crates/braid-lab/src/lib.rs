@@ -1,5 +1,6 @@
 //! Braid's lab: scenario files, runs, summaries and result folders.
 
+pub mod plot;
 pub mod report;
 pub mod run;
 pub mod scenario;

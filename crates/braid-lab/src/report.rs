@@ -78,7 +78,8 @@ pub fn table(s: &Summary) -> String {
     out
 }
 
-/// Writes `summary.json`, `subflows.csv` and `links.csv` into `dir`.
+/// Writes `summary.json`, `subflows.csv`, `links.csv` and the figure
+/// `timeseries.svg` into `dir`.
 pub fn write_results(dir: &Path, summary: &Summary, sim: &Sim, flow_paths: &[Vec<String>]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let json = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
@@ -131,5 +132,6 @@ pub fn write_results(dir: &Path, summary: &Summary, sim: &Sim, flow_paths: &[Vec
         prev[l] = Some((t, r.bytes_sent));
         writeln!(w, "{t:.3},{},{util:.4},{},{}", sim.links()[l].spec.name, r.drops, r.queue_packets)?;
     }
-    w.flush()
+    w.flush()?;
+    crate::plot::write_timeseries(&dir.join("timeseries.svg"), sim, flow_paths).map_err(std::io::Error::other)
 }

@@ -28,7 +28,8 @@ enum Command {
     #[command(long_about = "Simulate a scenario file (or the built-in default) and print a summary table.\n\n\
         Scenario files are TOML; see docs/scenarios.md and the examples in scenarios/.\n\
         With --out DIR the run also writes DIR/summary.json (schema in docs/summary-schema.md),\n\
-        DIR/subflows.csv and DIR/links.csv (time series, one row per sample).")]
+        DIR/subflows.csv and DIR/links.csv (time series, one row per sample) and\n\
+        DIR/timeseries.svg (goodput, cwnd, SRTT per subflow and the out-of-order queue over time).")]
     Run {
         /// Scenario file (TOML). Omit to run the built-in default, scenarios/hybrid-access.toml.
         file: Option<PathBuf>,
@@ -38,7 +39,7 @@ enum Command {
         /// Simulated time to run, e.g. "10s" or "500ms"; overrides the scenario's `duration`.
         #[arg(long, value_parser = parse_duration)]
         duration: Option<Duration>,
-        /// Write summary.json and CSV time series into this folder (created if missing).
+        /// Write summary.json, CSV time series and timeseries.svg into this folder (created if missing).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Print the summary as one JSON object on stdout instead of the table.

@@ -105,6 +105,12 @@ fn default_run_prints_json_and_writes_results() {
     // 2 s at 100 ms: 21 samples (0.0 to 2.0) plus the final one, per subflow.
     assert!(csv.lines().count() > 40, "{} lines", csv.lines().count());
     assert!(std::fs::read_to_string(dir.join("links.csv")).unwrap().lines().count() > 20);
+    let svg = std::fs::read_to_string(dir.join("timeseries.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "an SVG document");
+    for panel in ["goodput (Mbit/s)", "congestion window (kB)", "smoothed RTT (ms)", "out-of-order queue (kB)"] {
+        assert!(svg.contains(panel), "panel {panel}");
+    }
+    assert!(svg.contains("mptcp L1") && svg.contains("mptcp L2"), "one line per subflow");
 }
 
 #[test]
