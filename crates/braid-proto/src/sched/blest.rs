@@ -17,7 +17,7 @@
 //! in segments. Until both subflows compared have an RTT sample (kernel
 //! subflows get one from their handshake), BLEST sends as minRTT would.
 
-use super::{fastest, Decision, SchedConn, SchedPath, Scheduler};
+use super::{fast_or_slow, Decision, FastOrSlow, SchedConn, SchedPath, Scheduler};
 use crate::time::Instant;
 
 pub const BLEST_LAMBDA_INITIAL: f64 = 1.2;
@@ -65,16 +65,12 @@ impl Scheduler for Blest {
     }
 
     fn select(&mut self, conn: &SchedConn, paths: &[SchedPath]) -> Decision {
-        let Some(f) = fastest(paths, |_| true) else { return Decision::Wait };
-        if paths[f].has_window_space() {
-            return Decision::Send(f);
-        }
-        let Some(s) = fastest(paths, |i| i != f && paths[i].has_window_space()) else { return Decision::Wait };
+        let (f, s) = match fast_or_slow(paths) {
+            FastOrSlow::Go(i) => return Decision::Send(i),
+            FastOrSlow::Nothing => return Decision::Wait,
+            FastOrSlow::Choose { fast, slow } => (fast, slow),
+        };
         let (fp, sp) = (&paths[f], &paths[s]);
-        if fp.srtt.is_none() || sp.srtt.is_none() {
-            // No RTT yet to estimate blocking with (see `ecf.rs`).
-            return Decision::Send(s);
-        }
         self.update_lambda(conn, sp);
         let room = conn.send_window as f64 - f64::from(sp.mss) * (sp.in_flight_segments() + 1.0);
         if blest_fast_bytes(fp, sp) * self.lambda > room {

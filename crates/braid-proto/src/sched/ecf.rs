@@ -15,7 +15,7 @@
 //! have none until their first ACK, so until both subflows compared have
 //! one, ECF sends as minRTT would instead of waiting for an unmeasured path.
 
-use super::{fastest, Decision, SchedConn, SchedPath, Scheduler};
+use super::{fast_or_slow, Decision, FastOrSlow, SchedConn, SchedPath, Scheduler};
 
 /// Hysteresis that keeps ECF from flapping between waiting and sending.
 pub const ECF_BETA: f64 = 0.25;
@@ -52,16 +52,11 @@ impl Scheduler for Ecf {
     }
 
     fn select(&mut self, conn: &SchedConn, paths: &[SchedPath]) -> Decision {
-        let Some(f) = fastest(paths, |_| true) else { return Decision::Wait };
-        if paths[f].has_window_space() {
-            return Decision::Send(f);
-        }
-        let Some(s) = fastest(paths, |i| i != f && paths[i].has_window_space()) else { return Decision::Wait };
-        if paths[f].srtt.is_none() || paths[s].srtt.is_none() {
-            // No handshake gave these subflows an RTT yet: an unmeasured
-            // subflow is not known to be fast, so send as minRTT would.
-            return Decision::Send(s);
-        }
+        let (f, s) = match fast_or_slow(paths) {
+            FastOrSlow::Go(i) => return Decision::Send(i),
+            FastOrSlow::Nothing => return Decision::Wait,
+            FastOrSlow::Choose { fast, slow } => (fast, slow),
+        };
         let k = conn.backlog as f64 / f64::from(paths[f].mss.max(1));
         if self.should_wait(&paths[f], &paths[s], k) {
             Decision::Wait

@@ -95,6 +95,34 @@ pub struct SchedConn {
     pub window_stalls: u64,
 }
 
+/// The situation BLEST and ECF decide in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FastOrSlow {
+    /// Send on this subflow: the fastest has room, or no RTTs to compare yet.
+    Go(usize),
+    /// The fastest subflow is full and `slow` (the fastest with room) could
+    /// carry the segment instead: the scheduler must choose.
+    Choose { fast: usize, slow: usize },
+    /// No subflow has room.
+    Nothing,
+}
+
+/// Classifies the subflows for a scheduler that may wait for the fastest
+/// one. Until both candidates have an RTT sample (kernel subflows get one
+/// from their handshake, Braid's only from their first ACK) there is
+/// nothing to compare, and the slower one is used as minRTT would.
+pub fn fast_or_slow(paths: &[SchedPath]) -> FastOrSlow {
+    let Some(fast) = fastest(paths, |_| true) else { return FastOrSlow::Nothing };
+    if paths[fast].has_window_space() {
+        return FastOrSlow::Go(fast);
+    }
+    let Some(slow) = fastest(paths, |i| i != fast && paths[i].has_window_space()) else { return FastOrSlow::Nothing };
+    if paths[fast].srtt.is_none() || paths[slow].srtt.is_none() {
+        return FastOrSlow::Go(slow);
+    }
+    FastOrSlow::Choose { fast, slow }
+}
+
 /// A scheduler's answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
