@@ -4,12 +4,10 @@
 //! `docs/architecture.md` on drop-tail phase effects). Each test prints the
 //! figures it checks.
 
-use braid_lab::{parse, run, RunOptions, Summary};
+mod common;
 
-fn simulate(toml: &str, seed: u64) -> Summary {
-    let scenario = parse(toml, "test.toml").unwrap_or_else(|e| panic!("{e}"));
-    run(&scenario, RunOptions { seed: Some(seed), duration: None }, &mut |_| {}).unwrap().1
-}
+use braid_lab::Summary;
+use common::simulate_seed as simulate;
 
 /// Mean over seeds 1 and 2 of `f(summary)`.
 fn mean_over_seeds(toml: &str, f: impl Fn(&Summary) -> f64) -> f64 {

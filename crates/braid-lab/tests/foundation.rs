@@ -1,18 +1,12 @@
 //! The foundation's acceptance tests: whole scenarios through parser,
 //! simulator and protocol core. Each prints the figures it checks.
 
-use braid_lab::{parse, run, RunOptions, Summary};
+mod common;
+
+use braid_lab::{parse, run, RunOptions};
+use common::{simulate, simulate_seed};
+
 use braid_proto::Duration;
-
-fn simulate(toml: &str) -> Summary {
-    let scenario = parse(toml, "test.toml").unwrap_or_else(|e| panic!("{e}"));
-    run(&scenario, RunOptions::default(), &mut |_| {}).expect("builds").1
-}
-
-fn simulate_seed(toml: &str, seed: u64) -> Summary {
-    let scenario = parse(toml, "test.toml").unwrap();
-    run(&scenario, RunOptions { seed: Some(seed), duration: None }, &mut |_| {}).unwrap().1
-}
 
 /// Criterion 1: Random payload bytes arrive exactly once and in order over two paths,
 /// one with 1% loss and one with ten times the RTT.

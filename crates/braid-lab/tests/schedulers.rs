@@ -1,13 +1,10 @@
 //! Scheduler behaviour in the simulator (issue 4, first increment). Each
 //! test prints the figures it checks.
 
-use braid_lab::{parse, run, RunOptions, Summary};
-use braid_proto::sched;
+mod common;
 
-fn simulate(toml: &str) -> Summary {
-    let scenario = parse(toml, "test.toml").unwrap_or_else(|e| panic!("{e}"));
-    run(&scenario, RunOptions::default(), &mut |_| {}).unwrap().1
-}
+use braid_proto::sched;
+use common::simulate;
 
 /// Homogeneous paths (100 Mbit/s, 5 ms each) with uncoupled Reno: every
 /// scheduler but `redundant` (which sends each segment twice by design)

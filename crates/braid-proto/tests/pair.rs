@@ -1,23 +1,12 @@
 //! Two connections driven directly, without the simulator: a minimal wire
 //! with per-path delay and seeded loss, in the style of quinn-proto's tests.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use braid_proto::{cc, sched, AckFrame, Config, Connection, DataFrame, Duration, Frame, Instant, Packet};
-
-/// xorshift64*: a tiny seeded generator so the test needs no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
-    }
-}
+use common::Rng;
 
 fn pair(paths: usize, config: Config) -> (Connection, Connection) {
     let make = || Connection::new(config.clone(), cc::by_name("lia").unwrap(), sched::by_name("minrtt").unwrap());

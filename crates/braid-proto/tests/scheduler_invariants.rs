@@ -3,25 +3,12 @@
 //! window, every byte arrives once and in order, and duplicates (redundant
 //! copies, retransmissions) are never counted as new data twice.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use braid_proto::{cc, sched, Config, Connection, Duration, Frame, Instant, Packet};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        ((self.next() >> 11) as f64 / (1u64 << 53) as f64) < p
-    }
-}
+use common::Rng;
 
 /// One random case: paths with random delays and loss, random buffers.
 fn check(scheduler: &str, seed: u64) {
