@@ -10,7 +10,10 @@
 //! Braid implements the paper's decrease. The kernel module differs: it
 //! computes alpha in integer arithmetic, so the factor is truncated (alpha
 //! below 2 gives `w/2`, alpha of 2 or more gives `w/4` left, i.e. a cut of
-//! 0.75 w), which makes the cut coarser than `min(a_r, 1.5)`. Only active
+//! 0.75 w), which makes the cut coarser than `min(a_r, 1.5)`; it floors
+//! ssthresh at one packet and counts its increase once per ACK event with
+//! an integer threshold (`ai + 1` ACKs per packet). Braid floors at two
+//! segments, as its other loss-based controllers do. Only active
 //! subflows with an RTT estimate enter the sums; a subflow without one
 //! grows like Reno. Growth is per acknowledged byte (see `cc`).
 

@@ -17,7 +17,11 @@
 //! nothing was acknowledged since the last; |R| counts the subflows that
 //! can send (active, with an RTT estimate); B uses exact equality with the
 //! best `l_r / rtt_r^2`; the per-ACK term may be negative and shrinks the
-//! window, floored at one segment. Deviations: growth is per acknowledged
+//! window, floored at one segment; a subflow in recovery counts with its
+//! ssthresh, which Braid's windows equal during recovery. (Checked against
+//! `mptcp_olia.c` as stored in multipath-tcp/mptcp; the kernel also adds 1
+//! inside its rate sum and quantises in 1/1024 steps, integer artefacts
+//! Braid does not copy.) Deviations: growth is per acknowledged
 //! byte rather than per ACK event (see `cc`), loss3 counts SACKed bytes too
 //! (the kernel uses snd_una), and arithmetic is f64.
 

@@ -16,8 +16,12 @@
 //!
 //! Following the kernel: decisions are taken once per round, and only with
 //! more than two RTT samples in it (otherwise Reno); ssthresh follows
-//! `max(ssthresh, 3/4 cwnd)` after each decision; the window is floored at
-//! two segments; a round restarts after loss recovery. Deviations: the
+//! `max(ssthresh, 3/4 cwnd)` after each decision and `min(ssthresh, cwnd)`
+//! on the slow-start exit; the window is floored at two segments; after
+//! loss recovery a round restarts with alpha back at 2 and the queue-delay
+//! minimum forgotten (`wvegas_enable`). Deviations: each subflow's weight
+//! uses its current `cwnd / srtt` and every subflow's, where the kernel sums
+//! the `instant_rate` each subflow stored at its last decision; the
 //! backoff test requires a positive queueing delay (the kernel's
 //! `q_delay >= 2 * queue_delay` also fires when both are exactly zero,
 //! which real RTT noise hides but a noiseless simulator hits every round);
@@ -81,7 +85,8 @@ impl VegasPath {
         let mut next = cwnd;
         if diff > WVEGAS_GAMMA && slow_start {
             next = cwnd.min(cwnd * base / rtt + 1.0);
-            self.window.ssthresh = self.window.ssthresh.min((next - 1.0) * mss);
+            // Kernel: ssthresh = min(ssthresh, cwnd) after the cut.
+            self.window.ssthresh = self.window.ssthresh.min(next.max(2.0) * mss);
         } else if slow_start {
             self.window.slow_start(acked);
             next = self.window.cwnd / mss;
@@ -156,10 +161,14 @@ impl Controller for WVegas {
             return;
         }
         if std::mem::take(&mut p.recovering) {
-            // Back in the open state: start a fresh round (wvegas_enable).
+            // Back in the open state (wvegas_enable): a fresh round, alpha
+            // back to its initial value, the queue-delay minimum forgotten;
+            // base_rtt is kept.
             p.round_end = ack.delivered;
             p.rtt_samples = 0;
             p.rtt_sum = 0.0;
+            p.alpha = WVEGAS_MIN_ALPHA;
+            p.queue_delay = 0.0;
         }
         if ack.prior_delivered.is_none_or(|d| d < p.round_end) {
             if p.window.in_slow_start() {
