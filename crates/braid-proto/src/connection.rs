@@ -5,8 +5,17 @@
 //! [`Connection::poll_transmit`] until it returns `None`, sleep until
 //! [`Connection::poll_timeout`] and then call [`Connection::handle_timeout`].
 //!
-//! Sending order on each transmit opportunity: due acknowledgements, probes
-//! of failed subflows, a subflow's own retransmissions, then data picked by
+//! Subflows join before they carry data. A subflow's first packet is a
+//! zero-length probe that stands in for MPTCP's SYN exchange (MP_CAPABLE on
+//! the first subflow, MP_JOIN on the others): data goes out on a subflow
+//! only once the peer has answered on it, so it starts with an RTT sample
+//! and a connection starts one round trip late, as TCP does. As in the
+//! kernel's path managers, only the first subflow joins at once; the others
+//! join once the connection is established. The side with data to send
+//! opens the subflows; the other learns of each from its first packet.
+//!
+//! Sending order on each transmit opportunity: due acknowledgements, joins
+//! and probes of failed subflows, a subflow's own retransmissions, then data picked by
 //! the scheduler: first the reinjection queue (data stranded on a subflow
 //! that timed out), then new data. A subflow never has more than its
 //! congestion window in flight, and no data beyond the peer's receive window
@@ -260,6 +269,7 @@ impl Connection {
         if !self.subflows.get(i).is_some_and(|s| s.active) {
             return Ok(());
         }
+        self.subflows[i].established = true;
         match packet.frame {
             Frame::Data(d) => self.on_data(now, i, d),
             Frame::Ack(a) => self.on_ack(now, i, &a),
@@ -430,7 +440,7 @@ impl Connection {
     }
 
     fn best_usable_subflow(&self) -> Option<usize> {
-        let usable = |s: &&Subflow| s.active && !s.potentially_failed;
+        let usable = |s: &&Subflow| s.active && s.established && !s.potentially_failed;
         let pick = |s: &Subflow| s.rtt.srtt().unwrap_or_default();
         (0..self.subflows.len())
             .filter(|&i| usable(&&self.subflows[i]))
@@ -443,6 +453,7 @@ impl Connection {
         if let Some(p) = self.poll_ack(now) {
             return Some(p);
         }
+        self.start_joins();
         for i in 0..self.subflows.len() {
             if self.subflows[i].active && self.subflows[i].probe_pending {
                 self.subflows[i].probe_pending = false;
@@ -453,6 +464,21 @@ impl Connection {
             return Some(p);
         }
         self.poll_scheduled(now)
+    }
+
+    /// With data to send, the first subflow opened joins; once one subflow
+    /// is established, every other unused one does.
+    fn start_joins(&mut self) {
+        if self.send.backlog() == 0 {
+            return;
+        }
+        let connected = self.subflows.iter().any(|s| s.established);
+        let first = self.subflows.iter().position(|s| s.active);
+        for (i, sf) in self.subflows.iter_mut().enumerate() {
+            if sf.active && !sf.established && sf.unused() && (connected || Some(i) == first) {
+                sf.probe_pending = true;
+            }
+        }
     }
 
     fn poll_ack(&mut self, now: Instant) -> Option<Packet> {
@@ -557,7 +583,7 @@ impl Connection {
                 mss: s.mss,
                 backup: s.backup,
                 potentially_failed: s.potentially_failed,
-                active: s.active,
+                active: s.active && s.established,
                 paced,
                 delivery_rate: s.last_delivery_rate(),
             });
@@ -574,7 +600,7 @@ impl Connection {
             Decision::SendAll => return self.send_redundant(now, dsn, len, reinjection),
             Decision::Wait => return None,
         };
-        if i >= self.subflows.len() || !self.subflows[i].active || !self.window_space(i, len) {
+        if !self.subflows.get(i).is_some_and(|s| s.active && s.established) || !self.window_space(i, len) {
             return None;
         }
         if reinjection {

@@ -87,6 +87,10 @@ pub struct AckOutcome {
 pub struct Subflow {
     pub backup: bool,
     pub active: bool,
+    /// The peer has answered on this subflow: its join handshake is done and
+    /// it may carry data (and has an RTT sample, as a kernel subflow has
+    /// from its SYN exchange).
+    pub established: bool,
     pub mss: u32,
     next_pn: u64,
     /// Packet number of `sent[0]`.
@@ -132,6 +136,7 @@ impl Subflow {
         Subflow {
             backup,
             active: true,
+            established: false,
             mss,
             next_pn: 0,
             base_pn: 0,
@@ -177,6 +182,10 @@ impl Subflow {
 
     pub fn bytes_in_flight(&self) -> u64 {
         self.bytes_in_flight
+    }
+    /// Nothing was ever sent here.
+    pub fn unused(&self) -> bool {
+        self.next_pn == 0
     }
     pub fn in_recovery(&self) -> bool {
         self.recovery_end.is_some()

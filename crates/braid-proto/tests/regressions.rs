@@ -4,10 +4,13 @@
 
 use braid_proto::{cc, sched, AckFrame, Config, Connection, DataFrame, Duration, Frame, Instant, Packet};
 
+/// A connection whose subflows have joined: the peer has answered on each
+/// (with an ACK that acknowledges nothing), so data may go out at once.
 fn conn(cfg: Config, paths: usize) -> Connection {
     let mut c = Connection::new(cfg, cc::by_name("reno").unwrap(), sched::by_name("minrtt").unwrap());
     for _ in 0..paths {
-        c.add_subflow(false);
+        let i = c.add_subflow(false);
+        c.handle_datagram(Instant::ZERO, ack(i as u8, 0, 0, 65_535)).unwrap();
     }
     c
 }

@@ -4,16 +4,27 @@
 //! The fastest subflow x_f (lowest SRTT) takes the segment if its window
 //! has room. Otherwise, with x_s the fastest subflow that has room, `k` the
 //! connection's backlog and windows in segments:
-//! `n = 1 + k / CWND_f`, `delta = max(sigma_f, sigma_s)`; if
+//! `n = 1 + max(k, CWND_f) / CWND_f`, `delta = max(sigma_f, sigma_s)`; if
 //! `n RTT_f < (1 + waiting beta) (RTT_s + delta)`, waiting for x_f finishes
-//! sooner, and if also `k / CWND_s * RTT_s >= 2 RTT_f + delta` ECF waits
-//! (and sets `waiting`); in every other case it sends on x_s (clearing
-//! `waiting` when the first test fails). beta = 0.25 as in the kernel.
-//! sigma is the RFC 6298 RTTVAR.
+//! sooner, and if also `max(k, CWND_s) / CWND_s * RTT_s >= 2 RTT_f + delta`
+//! ECF waits (and sets `waiting`); in every other case it sends on x_s
+//! (clearing `waiting` when the first test fails). beta = 0.25 as in the
+//! kernel. sigma is the RFC 6298 RTTVAR.
 //!
-//! Deviation: kernel subflows have an RTT from their handshake; Braid's
+//! The paper's pseudo-code (and seed 004's Algorithm 3) uses `k` where the
+//! kernel module uses `max(k, CWND)` ("at least one time tx over fastest
+//! subflow is required"). Braid follows the kernel: with the paper's form a
+//! short backlog never passes the second test, so the last segments of a
+//! transfer go to the slow subflow and finish one slow RTT late, which is
+//! the very delay ECF exists to avoid.
+//!
+//! Deviations: kernel subflows have an RTT from their handshake; Braid's
 //! have none until their first ACK, so until both subflows compared have
 //! one, ECF sends as minRTT would instead of waiting for an unmeasured path.
+//! The kernel's delta is `rttvar_us >> 1`, twice Linux's mean deviation and
+//! never below half of `tcp_rto_min` (Linux floors `rttvar_us` at the
+//! minimum RTO, 200 ms), so there delta is at least 100 ms; Braid uses the
+//! RTTVAR itself, as the paper defines delta.
 
 use super::{fast_or_slow, Decision, FastOrSlow, SchedConn, SchedPath, Scheduler};
 
@@ -30,11 +41,12 @@ impl Ecf {
     /// `k` backlog segments; true means wait.
     pub fn should_wait(&mut self, f: &SchedPath, s: &SchedPath, k: f64) -> bool {
         let (rtt_f, rtt_s) = (f.rtt(), s.rtt());
-        let n = 1.0 + k / f.cwnd_segments().max(1.0);
+        let (cwnd_f, cwnd_s) = (f.cwnd_segments().max(1.0), s.cwnd_segments().max(1.0));
+        let n = 1.0 + k.max(cwnd_f) / cwnd_f;
         let delta = f.rttvar.max(s.rttvar).as_secs_f64();
         let beta = if self.waiting { ECF_BETA } else { 0.0 };
         if n * rtt_f < (1.0 + beta) * (rtt_s + delta) {
-            if k / s.cwnd_segments().max(1.0) * rtt_s >= 2.0 * rtt_f + delta {
+            if k.max(cwnd_s) / cwnd_s * rtt_s >= 2.0 * rtt_f + delta {
                 self.waiting = true;
                 return true;
             }
@@ -81,6 +93,12 @@ mod tests {
         // >= 2 * 10 ms: wait for the fast subflow.
         let mut ecf = Ecf::default();
         assert!(ecf.should_wait(&f, &s, 5.0));
+        // The last segment of a transfer: n = 1 + max(1, 10)/10 = 2, 20 ms <
+        // 125 ms, and max(1, 10)/10 * 100 ms >= 22.5 ms: wait (the paper's
+        // k/CWND_s * RTT_s = 10 ms would send it on the slow subflow).
+        assert!(ecf.should_wait(&f, &s, 1.0));
+        // The slow subflow barely slower (RTT 12 ms against 2 * 10 + 2.5): send.
+        assert!(!ecf.should_wait(&f, &path(12, 0), 1.0));
         // 200 segments left: n = 21, 210 ms > 1.25 * 100 ms: use the slow one too.
         assert!(!ecf.should_wait(&f, &s, 200.0));
         assert!(!ecf.waiting);

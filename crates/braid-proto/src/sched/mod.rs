@@ -33,7 +33,7 @@ pub struct SchedPath {
     pub backup: bool,
     /// After a retransmission timeout, until new data is acknowledged.
     pub potentially_failed: bool,
-    /// False for closed subflows.
+    /// False for closed subflows and for those still joining.
     pub active: bool,
     /// The pacer holds this subflow back until later.
     pub paced: bool,
