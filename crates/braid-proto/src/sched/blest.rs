@@ -14,8 +14,9 @@
 //! subflow RTT, it grows by 0.04 if the connection was blocked by its
 //! window since the last update (a head-of-line event) and shrinks by 0.01
 //! otherwise, as the kernel module does. Windows and in-flight counts are
-//! in segments. Until both subflows compared have an RTT sample (kernel
-//! subflows get one from their handshake), BLEST sends as minRTT would.
+//! in segments. Should a subflow it compares have no RTT sample (the join
+//! normally gives one, as the kernel's SYN exchange does), BLEST sends as
+//! minRTT would.
 
 use super::{fast_or_slow, Decision, FastOrSlow, SchedConn, SchedPath, Scheduler};
 use crate::time::Instant;

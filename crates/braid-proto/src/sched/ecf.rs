@@ -18,10 +18,9 @@
 //! transfer go to the slow subflow and finish one slow RTT late, which is
 //! the very delay ECF exists to avoid.
 //!
-//! Deviations: kernel subflows have an RTT from their handshake; Braid's
-//! have none until their first ACK, so until both subflows compared have
-//! one, ECF sends as minRTT would instead of waiting for an unmeasured path.
-//! The kernel's delta is `rttvar_us >> 1`, twice Linux's mean deviation and
+//! Deviations: should a subflow it compares have no RTT sample (Braid's
+//! join normally gives one, as the kernel's SYN exchange does), ECF sends as
+//! minRTT would instead of waiting for an unmeasured path. The kernel's delta is `rttvar_us >> 1`, twice Linux's mean deviation and
 //! never below half of `tcp_rto_min` (Linux floors `rttvar_us` at the
 //! minimum RTO, 200 ms), so there delta is at least 100 ms; Braid uses the
 //! RTTVAR itself, as the paper defines delta.

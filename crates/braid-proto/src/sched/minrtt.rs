@@ -6,9 +6,9 @@
 //! regular subflow is usable at all: a regular subflow whose window is full
 //! makes the scheduler wait rather than spill onto a backup.
 //!
-//! Deviation: a subflow with no RTT sample yet counts as RTT zero, so new
-//! subflows get probed first (Linux has the handshake RTT there instead).
-//! Ties go to the lower subflow index, which keeps runs deterministic.
+//! A subflow with no RTT sample counts as RTT zero, so it gets probed
+//! first; the join normally gives every subflow a sample (as the SYN
+//! exchange does in Linux) before the scheduler sees it. Ties go to the lower subflow index, which keeps runs deterministic.
 
 use super::{fastest, Decision, SchedConn, SchedPath, Scheduler};
 

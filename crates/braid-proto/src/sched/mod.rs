@@ -108,9 +108,10 @@ pub enum FastOrSlow {
 }
 
 /// Classifies the subflows for a scheduler that may wait for the fastest
-/// one. Until both candidates have an RTT sample (kernel subflows get one
-/// from their handshake, Braid's only from their first ACK) there is
-/// nothing to compare, and the slower one is used as minRTT would.
+/// one. Until both candidates have an RTT sample there is nothing to
+/// compare, and the slower one is used as minRTT would. (The join gives
+/// every subflow a sample before it carries data, as the SYN exchange does
+/// in the kernel; only a subflow the peer opened lacks one.)
 pub fn fast_or_slow(paths: &[SchedPath]) -> FastOrSlow {
     let Some(fast) = fastest(paths, |_| true) else { return FastOrSlow::Nothing };
     if paths[fast].has_window_space() {
