@@ -97,6 +97,7 @@ struct RawFlow {
     name: Option<String>,
     cc: Option<String>,
     scheduler: Option<String>,
+    scheduler_settings: Option<RawSchedSettings>,
     paths: Option<Vec<String>>,
     #[serde(default)]
     backup: Vec<String>,
@@ -113,6 +114,15 @@ struct RawFlow {
     initial_window: Option<u32>,
     mss: Option<u32>,
     opportunistic: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSchedSettings {
+    num_segments: Option<u32>,
+    cwnd_limited: Option<bool>,
+    beta: Option<f64>,
+    lambda: Option<f64>,
 }
 
 // ---- validation ----
@@ -353,11 +363,24 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
         ));
     }
     let sched_name = f.scheduler.clone().unwrap_or_else(|| "minrtt".into());
-    if sched::by_name(&sched_name).is_none() {
-        return Err(cx.invalid(
-            key("scheduler"),
-            format!("unknown scheduler {sched_name:?}: allowed {}", names_of(sched::ALGORITHMS)),
-        ));
+    let sched_settings = f.scheduler_settings.as_ref().map_or_else(sched::Settings::default, |r| sched::Settings {
+        num_segments: r.num_segments,
+        cwnd_limited: r.cwnd_limited,
+        beta: r.beta,
+        lambda: r.lambda,
+    });
+    match sched::build(&sched_name, &sched_settings) {
+        Ok(_) => {}
+        Err(sched::SettingsError::UnknownScheduler(_)) => {
+            return Err(cx.invalid(
+                key("scheduler"),
+                format!("unknown scheduler {sched_name:?}: allowed {}", names_of(sched::ALGORITHMS)),
+            ))
+        }
+        Err(
+            e
+            @ (sched::SettingsError::NotApplicable { setting, .. } | sched::SettingsError::OutOfRange { setting, .. }),
+        ) => return Err(cx.invalid(key(&format!("scheduler_settings.{setting}")), e.to_string())),
     }
     for b in &f.backup {
         if !paths.contains(b) {
@@ -415,6 +438,7 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
         name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
         cc: cc_name,
         scheduler: sched_name,
+        sched_settings,
         config,
         subflows,
         start,

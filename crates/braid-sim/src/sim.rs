@@ -29,6 +29,7 @@ pub struct FlowSpec {
     pub name: String,
     pub cc: String,
     pub scheduler: String,
+    pub sched_settings: sched::Settings,
     pub config: Config,
     /// Per subflow: index of its path in the topology, and the backup flag.
     pub subflows: Vec<(usize, bool)>,
@@ -44,8 +45,12 @@ pub struct FlowSpec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BuildError {
     UnknownController(String),
-    UnknownScheduler(String),
-    UnknownPath { flow: String, path: usize },
+    /// An unknown scheduler or settings it refuses, with the reason.
+    Scheduler(String),
+    UnknownPath {
+        flow: String,
+        path: usize,
+    },
     NoSubflows(String),
     TooManySubflows(String),
 }
@@ -54,7 +59,7 @@ impl std::fmt::Display for BuildError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             BuildError::UnknownController(n) => write!(f, "unknown congestion controller `{n}`"),
-            BuildError::UnknownScheduler(n) => write!(f, "unknown scheduler `{n}`"),
+            BuildError::Scheduler(why) => f.write_str(why),
             BuildError::UnknownPath { flow, path } => {
                 write!(f, "flow `{flow}` uses path {path}, which the topology lacks")
             }
@@ -195,8 +200,8 @@ impl Sim {
         }
         let make = || -> Result<Connection, BuildError> {
             let c = cc::by_name(&spec.cc).ok_or_else(|| BuildError::UnknownController(spec.cc.clone()))?;
-            let s =
-                sched::by_name(&spec.scheduler).ok_or_else(|| BuildError::UnknownScheduler(spec.scheduler.clone()))?;
+            let s = sched::build(&spec.scheduler, &spec.sched_settings)
+                .map_err(|e| BuildError::Scheduler(format!("flow `{}`: {e}", spec.name)))?;
             Ok(Connection::new(spec.config.clone(), c, s))
         };
         let (mut tx, mut rx) = (make()?, make()?);

@@ -153,6 +153,10 @@ fn cmd_list() {
     for (name, what) in sched::ALGORITHMS {
         text += &format!("  {name:<12} {what}\n");
     }
+    text += "\nscheduler settings (flow key `scheduler_settings = { ... }`):\n";
+    for (name, owners, what) in sched::SETTINGS {
+        text += &format!("  {name:<12} {:<10} {what}\n", owners.join(", "));
+    }
     emit(&text);
 }
 

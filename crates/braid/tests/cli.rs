@@ -45,6 +45,21 @@ fn broken_scenarios_get_clear_errors() {
             "flow[0].paths[0]",
         ),
         ("no-flow.toml", "[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\nrate = \"10Mbit\"\n", "flow"),
+        (
+            "foreign-setting.toml",
+            "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\nscheduler = \"ecf\"\nscheduler_settings = { num_segments = 3 }\n",
+            "flow[0].scheduler_settings.num_segments",
+        ),
+        (
+            "bad-lambda.toml",
+            "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\nscheduler = \"blest\"\n[flow.scheduler_settings]\nlambda = 2.0\n",
+            "flow[0].scheduler_settings.lambda",
+        ),
+        (
+            "unknown-setting.toml",
+            "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\nscheduler_settings = { gamma = 1 }\n",
+            "gamma",
+        ),
     ];
     for (name, body, key) in cases {
         let path = write_scenario(name, body);

@@ -30,9 +30,17 @@ use super::{fast_or_slow, Decision, FastOrSlow, SchedConn, SchedPath, Scheduler}
 /// Hysteresis that keeps ECF from flapping between waiting and sending.
 pub const ECF_BETA: f64 = 0.25;
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct Ecf {
+    /// Hysteresis (the kernel's `1 / mptcp_ecf_r_beta`).
+    pub beta: f64,
     waiting: bool,
+}
+
+impl Default for Ecf {
+    fn default() -> Self {
+        Ecf { beta: ECF_BETA, waiting: false }
+    }
 }
 
 impl Ecf {
@@ -43,7 +51,7 @@ impl Ecf {
         let (cwnd_f, cwnd_s) = (f.cwnd_segments().max(1.0), s.cwnd_segments().max(1.0));
         let n = 1.0 + k.max(cwnd_f) / cwnd_f;
         let delta = f.rttvar.max(s.rttvar).as_secs_f64();
-        let beta = if self.waiting { ECF_BETA } else { 0.0 };
+        let beta = if self.waiting { self.beta } else { 0.0 };
         if n * rtt_f < (1.0 + beta) * (rtt_s + delta) {
             if k.max(cwnd_s) / cwnd_s * rtt_s >= 2.0 * rtt_f + delta {
                 self.waiting = true;

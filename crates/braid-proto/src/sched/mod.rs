@@ -13,7 +13,7 @@ mod minrtt;
 mod redundant;
 mod rr;
 
-pub use blest::{blest_fast_bytes, Blest};
+pub use blest::{blest_fast_bytes, Blest, BLEST_LAMBDA_MAX, BLEST_LAMBDA_MIN};
 pub use ecf::{Ecf, ECF_BETA};
 pub use llhd::{Llhd, LLHD_BETA_CODE, LLHD_BETA_PAPER};
 pub use minrtt::MinRtt;
@@ -149,22 +149,153 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
     ("redundant", "ReMP / mptcp_redundant.c: every segment on every subflow with window space; the first copy counts"),
 ];
 
-/// Builds the scheduler a scenario names, or `None` for an unknown name.
+/// Builds the scheduler a scenario names, with its default settings, or
+/// `None` for an unknown name.
 pub fn by_name(name: &str) -> Option<Box<dyn Scheduler>> {
-    match name {
-        "minrtt" => Some(Box::new(MinRtt)),
-        "blest" => Some(Box::new(Blest::default())),
-        "ecf" => Some(Box::new(Ecf::default())),
-        "rr" => Some(Box::new(RoundRobin::default())),
-        "llhd" => Some(Box::new(Llhd::default())),
-        "redundant" => Some(Box::new(Redundant)),
-        _ => None,
+    build(name, &Settings::default()).ok()
+}
+
+/// Settings a scenario may give its scheduler; `None` keeps the default.
+/// Each applies to the schedulers [`SETTINGS`] lists for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Settings {
+    pub num_segments: Option<u32>,
+    pub cwnd_limited: Option<bool>,
+    pub beta: Option<f64>,
+    pub lambda: Option<f64>,
+}
+
+/// Every setting: its name, the schedulers it applies to, and what it does.
+pub const SETTINGS: &[(&str, &[&str], &str)] = &[
+    ("num_segments", &["rr"], "segments a subflow sends per turn, 1 to 1000 (mptcp_rr.c; default 1)"),
+    ("cwnd_limited", &["rr"], "a subflow without window space loses its turn (mptcp_rr.c; default true)"),
+    (
+        "beta",
+        &["ecf", "llhd"],
+        "ECF's hysteresis, 0 to 1 (default 0.25); LLHD's RTT weight, >= 0 (paper 0.001, default; code 10)",
+    ),
+    ("lambda", &["blest"], "BLEST's initial lambda, within [1.0, 1.3] where it adapts (default 1.2)"),
+];
+
+/// Why a scheduler could not be built.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SettingsError {
+    UnknownScheduler(String),
+    /// The setting does not apply to this scheduler.
+    NotApplicable {
+        setting: &'static str,
+        scheduler: String,
+    },
+    OutOfRange {
+        setting: &'static str,
+        value: f64,
+        allowed: &'static str,
+    },
+}
+
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingsError::UnknownScheduler(n) => write!(f, "unknown scheduler {n:?}"),
+            SettingsError::NotApplicable { setting, scheduler } => {
+                let owners = SETTINGS.iter().find(|(n, ..)| n == setting).map_or(&[][..], |s| s.1);
+                write!(f, "{setting} does not apply to {scheduler:?}; it is a setting of {}", owners.join(" and "))
+            }
+            SettingsError::OutOfRange { setting, value, allowed } => {
+                write!(f, "{setting} = {value} is out of range: allowed {allowed}")
+            }
+        }
     }
+}
+
+impl std::error::Error for SettingsError {}
+
+/// Builds scheduler `name` with `settings`, refusing settings it does not
+/// have and values outside their range.
+pub fn build(name: &str, settings: &Settings) -> Result<Box<dyn Scheduler>, SettingsError> {
+    let given = [
+        ("num_segments", settings.num_segments.is_some()),
+        ("cwnd_limited", settings.cwnd_limited.is_some()),
+        ("beta", settings.beta.is_some()),
+        ("lambda", settings.lambda.is_some()),
+    ];
+    if !ALGORITHMS.iter().any(|(n, _)| *n == name) {
+        return Err(SettingsError::UnknownScheduler(name.to_string()));
+    }
+    for (setting, owners, _) in SETTINGS {
+        if given.iter().any(|(n, set)| n == setting && *set) && !owners.contains(&name) {
+            return Err(SettingsError::NotApplicable { setting, scheduler: name.to_string() });
+        }
+    }
+    let check = |setting: &'static str, value: f64, ok: bool, allowed: &'static str| {
+        if ok && value.is_finite() {
+            Ok(value)
+        } else {
+            Err(SettingsError::OutOfRange { setting, value, allowed })
+        }
+    };
+    Ok(match name {
+        "minrtt" => Box::new(MinRtt),
+        "blest" => {
+            let mut b = Blest::default();
+            if let Some(l) = settings.lambda {
+                b.lambda = check("lambda", l, (BLEST_LAMBDA_MIN..=BLEST_LAMBDA_MAX).contains(&l), "1.0 to 1.3")?;
+            }
+            Box::new(b)
+        }
+        "ecf" => {
+            let mut e = Ecf::default();
+            if let Some(b) = settings.beta {
+                e.beta = check("beta", b, (0.0..=1.0).contains(&b), "0 to 1 for ecf")?;
+            }
+            Box::new(e)
+        }
+        "rr" => {
+            let mut r = RoundRobin::default();
+            if let Some(n) = settings.num_segments {
+                r.num_segments = check("num_segments", f64::from(n), (1..=1000).contains(&n), "1 to 1000")? as u32;
+            }
+            r.cwnd_limited = settings.cwnd_limited.unwrap_or(r.cwnd_limited);
+            Box::new(r)
+        }
+        "llhd" => {
+            let mut l = Llhd::default();
+            if let Some(b) = settings.beta {
+                l.beta = check("beta", b, b >= 0.0, "0 or more for llhd")?;
+            }
+            Box::new(l)
+        }
+        "redundant" => Box::new(Redundant),
+        _ => return Err(SettingsError::UnknownScheduler(name.to_string())),
+    })
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn settings_apply_only_where_they_belong_and_within_range() {
+        let rr = Settings { num_segments: Some(2), cwnd_limited: Some(false), ..Settings::default() };
+        let mut s = build("rr", &rr).unwrap();
+        // Two segments per turn, and a full subflow's turn waits for it.
+        let c = SchedConn::default();
+        let picks: Vec<_> = (0..4).map(|_| s.select(&c, &[path(10, 0), path(50, 0)])).collect();
+        assert_eq!(picks, [0, 0, 1, 1].map(Decision::Send));
+        assert_eq!(s.select(&c, &[path(10, 10_000), path(50, 0)]), Decision::Wait);
+        assert_eq!(
+            build("ecf", &rr).unwrap_err(),
+            SettingsError::NotApplicable { setting: "num_segments", scheduler: "ecf".into() }
+        );
+        let beta = |b| Settings { beta: Some(b), ..Settings::default() };
+        assert!(build("ecf", &beta(0.5)).is_ok() && build("llhd", &beta(10.0)).is_ok());
+        assert!(matches!(build("ecf", &beta(2.0)), Err(SettingsError::OutOfRange { setting: "beta", .. })));
+        assert!(matches!(build("llhd", &beta(f64::NAN)), Err(SettingsError::OutOfRange { .. })));
+        let lambda = Settings { lambda: Some(1.35), ..Settings::default() };
+        assert!(matches!(build("blest", &lambda), Err(SettingsError::OutOfRange { setting: "lambda", .. })));
+        assert!(matches!(build("fifo", &Settings::default()), Err(SettingsError::UnknownScheduler(_))));
+        assert!(ALGORITHMS.iter().all(|(n, _)| by_name(n).is_some()));
+    }
 
     /// A regular subflow with `rtt_ms` SRTT, a 10-segment window of 1000-byte
     /// segments and `in_flight` bytes outstanding (10 000 means full).

@@ -6,7 +6,7 @@
 //! subflow without window space loses its turn, so the scheduler becomes
 //! ACK-clocked once windows fill. Without it the turn waits for the
 //! subflow's window instead. Defaults: `num_segments = 1`, `cwnd_limited =
-//! true`; scenarios cannot change them yet.
+//! true`; scenarios set them in `scheduler_settings`.
 
 use super::{eligible, Decision, SchedConn, SchedPath, Scheduler};
 

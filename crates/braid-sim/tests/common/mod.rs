@@ -25,6 +25,7 @@ pub fn flow(name: &str, cc: &str, paths: &[usize]) -> FlowSpec {
         name: name.into(),
         cc: cc.into(),
         scheduler: "minrtt".into(),
+        sched_settings: Default::default(),
         config: Config::default(),
         subflows: paths.iter().map(|&p| (p, false)).collect(),
         start: Instant::ZERO,
