@@ -2,7 +2,7 @@
 //! record documented in `docs/summary-schema.md`.
 
 use braid_proto::{Duration, Instant};
-use braid_sim::{BuildError, Sim};
+use braid_sim::{BuildError, Sim, Source};
 use serde::Serialize;
 
 use crate::scenario::Scenario;
@@ -34,6 +34,8 @@ pub struct FlowSummary {
     pub start_s: f64,
     /// Bytes to transfer, or null for a bulk flow.
     pub size_bytes: Option<u64>,
+    /// The application's constant rate, `None` for bulk.
+    pub app_rate_mbps: Option<f64>,
     /// Seconds from start to the last byte read, for sized flows that finished.
     pub completion_time_s: Option<f64>,
     /// Application bytes read in order by the receiver, in Mbit/s (10^6)
@@ -167,6 +169,10 @@ pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
                 scheduler: spec.scheduler.clone(),
                 start_s: spec.start.as_secs_f64(),
                 size_bytes: spec.size,
+                app_rate_mbps: match spec.source {
+                    Source::Bulk => None,
+                    Source::ConstantRate { bits_per_sec, .. } => Some(bits_per_sec as f64 / 1e6),
+                },
                 completion_time_s: out.completed_at.map(|t| t.saturating_since(spec.start).as_secs_f64()),
                 goodput_mbps: mbps(out.delivered, active),
                 bytes_delivered: out.delivered,

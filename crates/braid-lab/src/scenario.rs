@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use braid_proto::{cc, sched, Config, Duration, Instant};
-use braid_sim::{FlowSpec, LinkParams, QueueLimit, Red, Topology};
+use braid_sim::{FlowSpec, LinkParams, QueueLimit, Red, Source, Topology};
 use serde::Deserialize;
 
 use crate::units::{parse_duration, parse_loss, parse_queue, parse_rate, parse_size, QueueSize};
@@ -105,6 +105,8 @@ struct RawFlow {
     extra_rtt: Option<String>,
     start: Option<String>,
     size: Option<String>,
+    app_rate: Option<String>,
+    app_message: Option<String>,
     send_buffer: Option<String>,
     recv_buffer: Option<String>,
     verify_payload: Option<bool>,
@@ -434,6 +436,21 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
         },
         None => None,
     };
+    let message = match &f.app_message {
+        Some(m) => match cx.field(&key("app_message"), parse_size(m))? {
+            0 => return Err(cx.invalid(key("app_message"), "must be at least 1B")),
+            n if n > 1 << 30 => return Err(cx.invalid(key("app_message"), format!("{n} bytes is more than 1GiB"))),
+            n => n,
+        },
+        None => u64::from(config.mss),
+    };
+    let source = match &f.app_rate {
+        Some(r) => Source::ConstantRate { bits_per_sec: cx.field(&key("app_rate"), parse_rate(r))?, message },
+        None if f.app_message.is_some() => {
+            return Err(cx.invalid(key("app_message"), "needs app_rate (a bulk application writes no messages)"))
+        }
+        None => Source::Bulk,
+    };
     Ok(FlowSpec {
         name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
         cc: cc_name,
@@ -443,6 +460,7 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
         subflows,
         start,
         size,
+        source,
         verify_payload: f.verify_payload.unwrap_or(false),
     })
 }

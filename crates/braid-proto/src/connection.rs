@@ -548,7 +548,15 @@ impl Connection {
         } else {
             let len = mss.min(self.send.backlog()).min(window_room);
             if len == 0 || (len < mss.min(self.send.backlog()) && self.any_in_flight()) {
-                // Nothing to send, or only a runt the window allows: wait.
+                // Nothing new to send, or only a runt the window allows.
+                if self.sched.copies_in_flight() {
+                    // Subflows that lag behind still owe copies of what the
+                    // others sent.
+                    self.refresh_sched_views(now);
+                    if let Some(p) = self.send_copy(now) {
+                        return Some(p);
+                    }
+                }
                 if self.send.backlog() == 0 {
                     for sf in &mut self.subflows {
                         sf.mark_app_limited();
@@ -571,23 +579,7 @@ impl Connection {
             self.window_stalled = false;
             (self.send.nxt(), len as u32, false)
         };
-        self.sched_views.clear();
-        for i in 0..self.subflows.len() {
-            let paced = self.paced(now, i);
-            let s = &self.subflows[i];
-            self.sched_views.push(SchedPath {
-                srtt: s.rtt.srtt(),
-                rttvar: s.rtt.rttvar(),
-                cwnd: self.cc.window(i),
-                bytes_in_flight: s.bytes_in_flight(),
-                mss: s.mss,
-                backup: s.backup,
-                potentially_failed: s.potentially_failed,
-                active: s.active && s.established,
-                paced,
-                delivery_rate: s.last_delivery_rate(),
-            });
-        }
+        self.refresh_sched_views(now);
         let conn = SchedConn {
             now,
             backlog: self.send.backlog(),
@@ -612,21 +604,36 @@ impl Connection {
         Some(self.send_data(now, i, dsn, len))
     }
 
-    /// Redundant scheduling: the fastest subflow with room sends the next
-    /// data it has not carried, a copy of what others sent (still
-    /// unacknowledged) or else the segment the connection has ready.
+    fn refresh_sched_views(&mut self, now: Instant) {
+        self.sched_views.clear();
+        for i in 0..self.subflows.len() {
+            let paced = self.paced(now, i);
+            let s = &self.subflows[i];
+            self.sched_views.push(SchedPath {
+                srtt: s.rtt.srtt(),
+                rttvar: s.rtt.rttvar(),
+                cwnd: self.cc.window(i),
+                bytes_in_flight: s.bytes_in_flight(),
+                mss: s.mss,
+                backup: s.backup,
+                potentially_failed: s.potentially_failed,
+                active: s.active && s.established,
+                paced,
+                delivery_rate: s.last_delivery_rate(),
+            });
+        }
+    }
+
+    /// Redundant scheduling: the fastest subflow with room that lags behind
+    /// the others sends a copy of the next data it has not carried (still
+    /// unacknowledged); when none lags, the fastest with room sends the
+    /// segment the connection has ready.
     fn send_redundant(&mut self, now: Instant, dsn: u64, len: u32, reinjection: bool) -> Option<Packet> {
+        if let Some(p) = self.send_copy(now) {
+            return Some(p);
+        }
         let views = &self.sched_views;
         let i = crate::sched::fastest(views, |i| views[i].has_window_space())?;
-        let start = self.subflows[i].carried_to.max(self.send.una());
-        if start < self.send.nxt() {
-            let copy = (self.send.nxt() - start).min(u64::from(self.config.mss)) as u32;
-            if !self.window_space(i, copy) {
-                return None;
-            }
-            self.subflows[i].carried_to = start + u64::from(copy);
-            return Some(self.send_data(now, i, start, copy));
-        }
         if !self.window_space(i, len) {
             return None;
         }
@@ -637,6 +644,23 @@ impl Connection {
             self.subflows[i].carried_to = self.send.nxt();
         }
         Some(self.send_data(now, i, dsn, len))
+    }
+
+    /// A copy for the fastest subflow with room that has not carried
+    /// everything sent so far, if there is one.
+    fn send_copy(&mut self, now: Instant) -> Option<Packet> {
+        let (una, nxt, mss) = (self.send.una(), self.send.nxt(), u64::from(self.config.mss));
+        let views = &self.sched_views;
+        let subflows = &self.subflows;
+        let behind = |i: usize| subflows[i].carried_to.max(una) < nxt;
+        let i = crate::sched::fastest(views, |i| views[i].has_window_space() && behind(i))?;
+        let start = self.subflows[i].carried_to.max(una);
+        let copy = (nxt - start).min(mss) as u32;
+        if !self.window_space(i, copy) {
+            return None;
+        }
+        self.subflows[i].carried_to = start + u64::from(copy);
+        Some(self.send_data(now, i, start, copy))
     }
 
     /// Raiciu et al., "How hard can it be?" (NSDI 2012) §4.2: the segment at

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use braid_proto::{cc, sched, Config, Connection, Duration, Frame, Instant, Packet};
 use common::Rng;
 
-/// One random case: paths with random delays and loss, random buffers.
+/// One random case: paths with random delays and loss, random buffers, and
+/// a bulk or an application-limited writer (a few bytes per event).
 fn check(scheduler: &str, seed: u64) {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let n_paths = 1 + rng.below(3) as usize;
@@ -22,6 +23,7 @@ fn check(scheduler: &str, seed: u64) {
         opportunistic_retransmission: rng.below(2) == 0,
         ..Config::default()
     };
+    let app_limited = rng.below(2) == 0;
     let make = || Connection::new(config.clone(), cc::by_name("lia").unwrap(), sched::by_name(scheduler).unwrap());
     let (mut a, mut b) = (make(), make());
     for _ in 0..n_paths {
@@ -32,9 +34,10 @@ fn check(scheduler: &str, seed: u64) {
     let mut wire: BTreeMap<(Instant, u64), (bool, Packet)> = BTreeMap::new();
     let (mut now, mut seq, mut written, mut got) = (Instant::ZERO, 0u64, 0usize, Vec::new());
     let mut buf = vec![0u8; 65_536];
-    let case = format!("{scheduler} seed {seed}: delays {delays:?} loss {loss:?}");
+    let case = format!("{scheduler} seed {seed}: delays {delays:?} loss {loss:?} app-limited {app_limited}");
     for _ in 0..2_000_000 {
-        written += a.write(&data[written..]);
+        let upto = if app_limited { data.len().min(written + rng.below(3_000) as usize) } else { data.len() };
+        written += a.write(&data[written..upto]);
         loop {
             let n = b.read(&mut buf);
             if n == 0 {

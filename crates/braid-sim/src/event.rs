@@ -17,6 +17,8 @@ pub enum Event {
     Timer { endpoint: u32 },
     /// A flow's application starts.
     FlowStart { flow: u32 },
+    /// A constant-rate application writes its next message.
+    AppWrite { flow: u32 },
     /// A link goes down or comes back.
     LinkState { link: u32, up: bool },
     /// Periodic metric sample.

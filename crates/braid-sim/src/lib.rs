@@ -9,10 +9,12 @@ mod event;
 mod link;
 mod metrics;
 mod sim;
+mod source;
 pub mod topology;
 
 pub use delay::DelayHistogram;
 pub use link::{LinkSpec, LinkStats, QueueLimit, Red};
 pub use metrics::{LinkSample, Recorder, SubflowSample};
 pub use sim::{BuildError, FlowOutcome, FlowSpec, Sim};
+pub use source::Source;
 pub use topology::{LinkParams, Path, Topology};

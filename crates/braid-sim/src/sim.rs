@@ -20,6 +20,7 @@ use crate::delay::DelayHistogram;
 use crate::event::{Event, EventQueue};
 use crate::link::{Link, Offer};
 use crate::metrics::{LinkSample, Recorder, SubflowSample};
+use crate::source::Source;
 use crate::topology::Topology;
 use braid_proto::Duration;
 
@@ -34,8 +35,10 @@ pub struct FlowSpec {
     /// Per subflow: index of its path in the topology, and the backup flag.
     pub subflows: Vec<(usize, bool)>,
     pub start: Instant,
-    /// Bytes to transfer; `None` for a bulk transfer that lasts the whole run.
+    /// Bytes to transfer; `None` for a transfer that lasts the whole run.
     pub size: Option<u64>,
+    /// How the application writes: bulk or at a constant rate.
+    pub source: Source,
     /// Send pseudo-random bytes and check every byte at the receiver
     /// (slower; bulk runs use synthetic payloads otherwise).
     pub verify_payload: bool,
@@ -98,6 +101,8 @@ pub struct FlowOutcome {
     pub started: bool,
     /// Bytes the sender's application has written so far.
     pub written: u64,
+    /// Messages a constant-rate application has produced so far.
+    pub messages: u64,
     pub delivered: u64,
     pub completed_at: Option<Instant>,
     /// Bytes that arrived different from what was sent (verified flows).
@@ -158,6 +163,7 @@ impl Sim {
                 FlowOutcome {
                     started: false,
                     written: 0,
+                    messages: 0,
                     delivered: 0,
                     completed_at: None,
                     corrupted_bytes: 0,
@@ -318,7 +324,21 @@ impl Sim {
             }
             Event::FlowStart { flow } => {
                 self.outcomes[flow as usize].started = true;
+                if self.flows[flow as usize].source != Source::Bulk {
+                    self.events.push(self.now, Event::AppWrite { flow });
+                }
                 self.pump(2 * flow as usize);
+            }
+            Event::AppWrite { flow } => {
+                let f = flow as usize;
+                self.outcomes[f].messages += 1;
+                let spec = &self.flows[f];
+                if spec.size.is_none_or(|s| self.produced(f) < s) {
+                    if let Some(next) = spec.source.message_time(spec.start, self.outcomes[f].messages) {
+                        self.events.push(next, Event::AppWrite { flow });
+                    }
+                }
+                self.pump(2 * f);
             }
             Event::LinkState { link, up } => self.on_link_state(link as usize, up),
             Event::Sample => {
@@ -417,19 +437,26 @@ impl Sim {
         }
     }
 
+    /// Bytes a flow's application has produced so far (for bulk: all).
+    fn produced(&self, f: usize) -> u64 {
+        let (spec, out) = (&self.flows[f], &self.outcomes[f]);
+        let all = spec.size.unwrap_or(u64::MAX);
+        match spec.source {
+            Source::Bulk => all,
+            Source::ConstantRate { message, .. } => out.messages.saturating_mul(message).min(all),
+        }
+    }
+
     fn run_application(&mut self, e: usize) {
+        let f = self.endpoints[e].flow as usize;
+        let produced = self.produced(f);
         let ep = &mut self.endpoints[e];
-        let f = ep.flow as usize;
         let out = &mut self.outcomes[f];
         if ep.sender {
             if !out.started {
                 return;
             }
-            let room = ep.conn.send_room();
-            let want = match self.flows[f].size {
-                Some(size) => room.min(size - out.written),
-                None => room,
-            };
+            let want = ep.conn.send_room().min(produced - out.written);
             if want == 0 {
                 return;
             }

@@ -60,6 +60,16 @@ fn broken_scenarios_get_clear_errors() {
             "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\nscheduler_settings = { gamma = 1 }\n",
             "gamma",
         ),
+        (
+            "message-without-rate.toml",
+            "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\napp_message = \"1KB\"\n",
+            "flow[0].app_message",
+        ),
+        (
+            "bad-app-rate.toml",
+            "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\napp_rate = \"0bit\"\n",
+            "flow[0].app_rate",
+        ),
     ];
     for (name, body, key) in cases {
         let path = write_scenario(name, body);

@@ -137,6 +137,12 @@ pub enum Decision {
 pub trait Scheduler: std::fmt::Debug + Send {
     fn name(&self) -> &'static str;
     fn select(&mut self, conn: &SchedConn, paths: &[SchedPath]) -> Decision;
+    /// True for schedulers whose subflows each carry every segment, so a
+    /// subflow that lags behind must be offered copies even when there is
+    /// no new data (an application-limited connection).
+    fn copies_in_flight(&self) -> bool {
+        false
+    }
 }
 
 /// Every scheduler Braid has, by scenario name, with a one-line description.

@@ -26,4 +26,8 @@ impl Scheduler for Redundant {
             Decision::Wait
         }
     }
+
+    fn copies_in_flight(&self) -> bool {
+        true
+    }
 }

@@ -30,6 +30,7 @@ pub fn flow(name: &str, cc: &str, paths: &[usize]) -> FlowSpec {
         subflows: paths.iter().map(|&p| (p, false)).collect(),
         start: Instant::ZERO,
         size: None,
+        source: Default::default(),
         verify_payload: false,
     }
 }

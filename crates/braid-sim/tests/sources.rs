@@ -1,0 +1,35 @@
+//! Traffic sources: a constant-rate application delivers its rate (not the
+//! path's), is never held up by the send buffer, and a sized one stops.
+
+mod common;
+
+use braid_proto::{Duration, Instant};
+use braid_sim::topology::hybrid_access;
+use braid_sim::Source;
+use common::*;
+
+#[test]
+fn constant_rate_source_sends_its_rate_and_stops_at_its_size() {
+    let t = || hybrid_access(&[link("L1", 100, 20, 0.0)], 1_000 * MBIT);
+    let mut cbr = flow("cbr", "reno", &[0]);
+    cbr.source = Source::ConstantRate { bits_per_sec: 5 * MBIT, message: 1000 };
+    let sim = run(t(), vec![cbr.clone()], 1, 10);
+    let (o, mbit) = (sim.outcome(0), goodput_mbit(&sim, 0));
+    let delay = o.delay.mean_ms().unwrap();
+    println!("5 Mbit/s source over 100 Mbit/s: {mbit:.3} Mbit/s, write-to-read delay {delay:.2} ms");
+    // 6250 messages in 10 s, less the last one-way delay's worth in flight.
+    assert!((mbit - 5.0).abs() < 0.05, "{mbit:.3} Mbit/s");
+    // One-way 10 ms plus a packet's serialisation; nothing waits in a buffer.
+    assert!((10.0..11.0).contains(&delay), "{delay:.2} ms");
+
+    cbr.size = Some(100_000);
+    let mut sim = braid_sim::Sim::new(t(), vec![cbr], 1, Duration::ZERO).unwrap();
+    sim.run(Instant::ZERO + Duration::from_secs(10));
+    let o = sim.outcome(0);
+    let done = o.completed_at.expect("finished").as_secs_f64();
+    println!("100 kB at 5 Mbit/s: written {} B, done at {done:.3} s", o.written);
+    // 100 messages: the last is written at 99 * 1.6 ms = 158.4 ms and
+    // arrives 10 ms (one way) plus its serialisation later.
+    assert_eq!((o.written, o.delivered), (100_000, 100_000));
+    assert!((0.168..0.170).contains(&done), "{done:.4} s");
+}
