@@ -108,6 +108,9 @@ pub struct Connection {
     /// The Data ACK last re-sent opportunistically (once per blocking segment).
     last_opportunistic: Option<u64>,
     persist_backoff: u32,
+    /// Subflows opened here that have not sent a join (an upper bound:
+    /// zero means no join is left to start).
+    unjoined: usize,
     events: VecDeque<Event>,
     // Reused buffers so the per-packet path does not allocate.
     path_views: Vec<PathView>,
@@ -139,6 +142,7 @@ impl Connection {
             window_stalls: 0,
             last_opportunistic: None,
             persist_backoff: 0,
+            unjoined: 0,
             events: VecDeque::new(),
             path_views: Vec::new(),
             sched_views: Vec::new(),
@@ -160,6 +164,7 @@ impl Connection {
     pub fn add_subflow(&mut self, backup: bool) -> usize {
         let i = self.subflows.len();
         self.subflows.push(Subflow::new(self.config.mss, backup));
+        self.unjoined += 1;
         self.cc.on_path_added(i, self.config.mss, self.config.initial_window);
         i
     }
@@ -469,7 +474,7 @@ impl Connection {
     /// With data to send, the first subflow opened joins; once one subflow
     /// is established, every other unused one does.
     fn start_joins(&mut self) {
-        if self.send.backlog() == 0 {
+        if self.unjoined == 0 || self.send.backlog() == 0 {
             return;
         }
         let connected = self.subflows.iter().any(|s| s.established);
@@ -477,6 +482,7 @@ impl Connection {
         for (i, sf) in self.subflows.iter_mut().enumerate() {
             if sf.active && !sf.established && sf.unused() && (connected || Some(i) == first) {
                 sf.probe_pending = true;
+                self.unjoined -= 1;
             }
         }
     }
