@@ -34,38 +34,14 @@ fn homogeneous_paths_aggregate_under_every_scheduler() {
     }
 }
 
-/// Seed 004 Fig. 6's strong heterogeneity (100 Mbit/s, 0 ms, 0% against
-/// 50 Mbit/s, 20 ms, 0.5%) with BBR: BLEST sees that the slow subflow would
-/// block the send window and leaves it (almost) idle, where minRTT uses it.
+/// Seed 004 Fig. 6's strong heterogeneity with BBR: BLEST sees that the
+/// slow subflow would block the send window and leaves it (almost) idle,
+/// where minRTT uses it.
 #[test]
 fn blest_leaves_a_blocking_slow_path_idle() {
     let slow_share = |name: &str| {
-        let s = simulate(&format!(
-            r#"
-            duration = "30s"
-            [topology]
-            kind = "hybrid-access"
-            [[topology.link]]
-            rate = "100Mbit"
-            rtt = "0ms"
-            [[topology.link]]
-            rate = "50Mbit"
-            rtt = "20ms"
-            loss = "0.5%"
-            [[flow]]
-            cc = "bbr"
-            scheduler = "{name}"
-            "#
-        ));
-        let f = &s.flows[0];
-        let share = f.subflows[1].goodput_mbps / f.goodput_mbps;
-        println!(
-            "{name:<7} {:.1} Mbit/s, {:.1}% on the slow path, out-of-order mean {:.0} B",
-            f.goodput_mbps,
-            share * 100.0,
-            f.ooo_bytes_mean
-        );
-        share
+        let r = strong_heterogeneity("bbr", name, "");
+        r.slow / r.goodput
     };
     let (blest, minrtt) = (slow_share("blest"), slow_share("minrtt"));
     assert!(blest < 0.05, "BLEST sends {:.1}% on the slow path", blest * 100.0);
@@ -299,4 +275,74 @@ fn redundant_gives_the_lowest_delay_on_lossy_paths() {
         assert!(red_mean < 0.8 * mean, "redundant mean {red_mean:.1} ms vs {name} {mean:.1} ms");
         assert!(red_p99 < p99, "redundant p99 {red_p99:.1} ms vs {name} {p99:.1} ms");
     }
+}
+
+/// What the strong-heterogeneity runs report: goodput overall and on the
+/// slow path (Mbit/s), retransmissions on all subflows, mean out-of-order bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Outcome {
+    goodput: f64,
+    slow: f64,
+    retx: u64,
+    ooo: f64,
+}
+
+/// Seed 004 Fig. 6's paths (100 Mbit/s, 0 ms, 0% and 50 Mbit/s, 20 ms,
+/// 0.5%) for scheduler `sched` under `cc`, with `app` extra flow keys.
+fn strong_heterogeneity(cc: &str, sched: &str, app: &str) -> Outcome {
+    let s = simulate(&format!(
+        r#"
+        duration = "30s"
+        [topology]
+        kind = "hybrid-access"
+        [[topology.link]]
+        rate = "100Mbit"
+        rtt = "0ms"
+        [[topology.link]]
+        rate = "50Mbit"
+        rtt = "20ms"
+        loss = "0.5%"
+        [[flow]]
+        cc = "{cc}"
+        scheduler = "{sched}"
+        {app}
+        "#
+    ));
+    let f = &s.flows[0];
+    let retx = f.subflows.iter().map(|s| s.retransmissions).sum();
+    println!(
+        "{cc:<6} {sched:<9} {:6.1} Mbit/s, {:5.1} on the slow path, {retx:5} retransmissions, out-of-order mean {:7.0} B",
+        f.goodput_mbps, f.subflows[1].goodput_mbps, f.ooo_bytes_mean
+    );
+    Outcome { goodput: f.goodput_mbps, slow: f.subflows[1].goodput_mbps, retx, ooo: f.ooo_bytes_mean }
+}
+
+/// Seed 004 Fig. 6: "RR experiences the highest number of retransmissions
+/// among schedulers", with the largest out-of-order queue. RR differs from
+/// the others only when several subflows have window space at once, so
+/// this runs an application-limited source (60 Mbit/s, which the fast path
+/// alone could carry): minRTT, BLEST, ECF and LLHD keep it on the fast path,
+/// RR alternates onto the lossy 20 ms one.
+///
+/// With seed 004's bulk traffic Braid does not reproduce the claim: RR is
+/// ACK-clocked there (seed 004 §2.2.4 says so itself), each ACK opens one
+/// subflow's window, and RR makes exactly minRTT's choices; the second half
+/// of the test pins that down. The kernel's RR difference under bulk
+/// traffic comes from effects Braid does not model (see issue 4's notes).
+#[test]
+fn rr_retransmits_and_reorders_most_when_it_has_a_choice() {
+    for cc in ["cubic", "bbr"] {
+        let runs: Vec<(&str, Outcome)> = sched::ALGORITHMS
+            .iter()
+            .map(|&(name, _)| (name, strong_heterogeneity(cc, name, r#"app_rate = "60Mbit""#)))
+            .collect();
+        let rr = runs.iter().find(|r| r.0 == "rr").unwrap().1;
+        for &(name, o) in runs.iter().filter(|r| r.0 != "rr") {
+            assert!((o.goodput - 60.0).abs() < 0.5, "{cc}/{name}: {:.1} Mbit/s", o.goodput);
+            assert!(rr.retx > o.retx, "{cc}: rr {} retransmissions vs {name} {}", rr.retx, o.retx);
+            assert!(rr.ooo > o.ooo, "{cc}: rr out-of-order {:.0} B vs {name} {:.0} B", rr.ooo, o.ooo);
+        }
+    }
+    let bulk = |sched| strong_heterogeneity("cubic", sched, "");
+    assert_eq!(bulk("rr"), bulk("minrtt"), "bulk: RR is ACK-clocked and makes minRTT's choices");
 }
