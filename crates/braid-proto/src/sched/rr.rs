@@ -7,6 +7,15 @@
 //! ACK-clocked once windows fill. Without it the turn waits for the
 //! subflow's window instead. Defaults: `num_segments = 1`, `cwnd_limited =
 //! true`; scenarios set them in `scheduler_settings`.
+//!
+//! With bulk traffic and these defaults RR is ACK-clocked (seed 004 §2.2.4):
+//! each acknowledgement opens one subflow's window and RR has no other
+//! subflow to turn to, so it makes minRTT's choices. It differs when
+//! several subflows have room at once, as with an application-limited
+//! source, and then spreads segments evenly over fast and slow paths.
+//! Linux's RR also assigns a segment only to a subflow whose queued but
+//! unsent data fits in its free window; Braid sends at once, so that test
+//! reduces to the window test.
 
 use super::{eligible, Decision, SchedConn, SchedPath, Scheduler};
 
