@@ -424,7 +424,7 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
     if let Some(n) = f.initial_window {
         config.initial_window = cx.within(&key("initial_window"), n, 1..=1000, "1 to 1000 segments")?;
     }
-    config.opportunistic_retransmission = f.opportunistic.unwrap_or(false);
+    config.opportunistic_retransmission = f.opportunistic;
     let start = match &f.start {
         Some(s) => Instant::ZERO + cx.field(&key("start"), parse_duration(s))?,
         None => Instant::ZERO,

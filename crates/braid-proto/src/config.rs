@@ -24,10 +24,12 @@ pub struct Config {
     pub send_buffer: u64,
     /// Connection-level receive buffer in bytes (sets the window).
     pub recv_buffer: u64,
-    /// When new data is blocked by the peer's window, re-send the segment
-    /// holding up the Data ACK on a faster subflow, and halve the window of
-    /// the subflow that holds it (Raiciu et al., NSDI 2012).
-    pub opportunistic_retransmission: bool,
+    /// When new data is blocked by the peer's window or a full send
+    /// buffer, re-send the segment holding up the Data ACK on a faster
+    /// subflow, and halve the window of the subflow that holds it (Raiciu
+    /// et al., NSDI 2012). `None` does what the scheduler's Linux module
+    /// does ([`crate::sched::Scheduler::opportunistic_by_default`]).
+    pub opportunistic_retransmission: Option<bool>,
 }
 
 impl Default for Config {
@@ -44,7 +46,7 @@ impl Default for Config {
             // Linux tcp_wmem / tcp_rmem maxima.
             send_buffer: 4 * 1024 * 1024,
             recv_buffer: 6 * 1024 * 1024,
-            opportunistic_retransmission: false,
+            opportunistic_retransmission: None,
         }
     }
 }

@@ -105,8 +105,12 @@ pub struct Connection {
     /// New data is waiting for the peer's window, and how often that began.
     window_stalled: bool,
     window_stalls: u64,
+    /// Opportunistic retransmission and penalisation are on.
+    opportunistic: bool,
     /// The Data ACK last re-sent opportunistically (once per blocking segment).
     last_opportunistic: Option<u64>,
+    /// When a slow subflow was last penalised.
+    penalised_at: Option<Instant>,
     persist_backoff: u32,
     /// Subflows opened here that have not sent a join (an upper bound:
     /// zero means no join is left to start).
@@ -124,6 +128,7 @@ impl Connection {
         // Until the peer's first ACK states its window, assume TCP's largest
         // unscaled one rather than trusting the peer to be configured like us.
         let peer_window_end = INITIAL_PEER_WINDOW;
+        let opportunistic = config.opportunistic_retransmission.unwrap_or(sched.opportunistic_by_default());
         Connection {
             advertised_window_end: recv.window_end(),
             config,
@@ -140,7 +145,9 @@ impl Connection {
             pacing_wakeup: None,
             window_stalled: false,
             window_stalls: 0,
+            opportunistic,
             last_opportunistic: None,
+            penalised_at: None,
             persist_backoff: 0,
             unjoined: 0,
             events: VecDeque::new(),
@@ -563,20 +570,24 @@ impl Connection {
                         return Some(p);
                     }
                 }
-                if self.send.backlog() == 0 {
+                let blocked = if self.send.backlog() == 0 {
                     for sf in &mut self.subflows {
                         sf.mark_app_limited();
                     }
+                    // The application waits for send-buffer space (Linux:
+                    // free space below half of what is queued).
+                    2 * self.send.room() < self.config.send_buffer - self.send.room()
                 } else {
                     if !self.window_stalled {
                         // Data waits for the peer's window: head-of-line blocking.
                         self.window_stalled = true;
                         self.window_stalls += 1;
                     }
-                    if self.config.opportunistic_retransmission {
-                        if let Some(p) = self.opportunistic_retransmission(now) {
-                            return Some(p);
-                        }
+                    true
+                };
+                if blocked && self.opportunistic {
+                    if let Some(p) = self.opportunistic_retransmission(now) {
+                        return Some(p);
                     }
                 }
                 self.arm_persist(now);
@@ -669,34 +680,42 @@ impl Connection {
         Some(self.send_data(now, i, start, copy))
     }
 
-    /// Raiciu et al., "How hard can it be?" (NSDI 2012) §4.2: the segment at
-    /// the Data ACK holds the window shut. Re-send it once on the fastest
-    /// other subflow with window space, and penalise the subflow carrying
-    /// it (at most once per its RTT) so it stops taking more than it can
-    /// deliver in time.
+    /// Raiciu et al., "How hard can it be?" (NSDI 2012) §4.2, with the
+    /// conditions of Linux MPTCP's `mptcp_rcv_buf_optimization`: the
+    /// segment at the Data ACK holds the connection up. The fastest subflow
+    /// with window space, if faster than the one carrying that segment,
+    /// halves the carrier's window (unless the carrier is recovering from a
+    /// loss; at most once per the fast subflow's RTT), and re-sends the
+    /// segment itself when the carrier's window is at most 4 segments or its
+    /// RTT more than 4 times the fast one's.
     fn opportunistic_retransmission(&mut self, now: Instant) -> Option<Packet> {
         let una = self.send.una();
-        if self.last_opportunistic == Some(una) || una >= self.send.nxt() {
+        if una >= self.send.nxt() {
             return None;
         }
         let holder = self.subflows.iter().position(|s| s.active && s.carries(una))?;
         let holder_rtt = self.subflows[holder].rtt.srtt()?;
         let mss = self.config.mss;
         let len = (self.send.nxt() - una).min(u64::from(mss)) as u32;
-        let faster = (0..self.subflows.len())
+        let fast = (0..self.subflows.len())
             .filter(|&i| i != holder && self.subflows[i].active && !self.subflows[i].potentially_failed)
             .filter(|&i| self.subflows[i].rtt.srtt().is_some_and(|r| r < holder_rtt))
             .filter(|&i| self.window_space(i, len))
             .min_by_key(|&i| (self.subflows[i].rtt.srtt(), i))?;
-        self.last_opportunistic = Some(una);
-        let due = self.subflows[holder].penalised_at.is_none_or(|t| now.saturating_since(t) >= holder_rtt);
-        if due {
-            self.subflows[holder].penalised_at = Some(now);
+        let fast_rtt = self.subflows[fast].rtt.srtt().unwrap_or_default();
+        let due = self.penalised_at.is_none_or(|t| now.saturating_since(t) >= fast_rtt);
+        if due && !self.subflows[holder].in_recovery() {
+            self.penalised_at = Some(now);
             self.refresh_path_views();
             self.cc.penalize(now, holder, &self.path_views);
         }
-        self.subflows[faster].counters.reinjected_bytes += u64::from(len);
-        Some(self.send_data(now, faster, una, len))
+        let small_window = self.cc.window(holder) <= 4 * u64::from(mss);
+        if self.last_opportunistic == Some(una) || (!small_window && fast_rtt.saturating_mul(4) >= holder_rtt) {
+            return None;
+        }
+        self.last_opportunistic = Some(una);
+        self.subflows[fast].counters.reinjected_bytes += u64::from(len);
+        Some(self.send_data(now, fast, una, len))
     }
 
     fn any_in_flight(&self) -> bool {

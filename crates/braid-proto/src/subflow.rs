@@ -117,8 +117,6 @@ pub struct Subflow {
     /// Redundant scheduling: the stream position up to which this subflow
     /// has carried the data.
     pub carried_to: u64,
-    /// When this subflow was last penalised for blocking the window.
-    pub penalised_at: Option<Instant>,
     pub receiver: AckTracker,
     pub counters: SubflowCounters,
     /// Delivery-rate estimation state: bytes delivered so far, when the
@@ -153,7 +151,6 @@ impl Subflow {
             probe_pending: false,
             next_send_time: Instant::ZERO,
             carried_to: 0,
-            penalised_at: None,
             receiver: AckTracker::default(),
             counters: SubflowCounters::default(),
             delivered: 0,

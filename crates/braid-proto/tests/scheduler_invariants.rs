@@ -20,7 +20,7 @@ fn check(scheduler: &str, seed: u64) {
     let config = Config {
         send_buffer: 16_384 + rng.below(200_000),
         recv_buffer: 16_384 + rng.below(200_000),
-        opportunistic_retransmission: rng.below(2) == 0,
+        opportunistic_retransmission: Some(rng.below(2) == 0),
         ..Config::default()
     };
     let app_limited = rng.below(2) == 0;

@@ -143,6 +143,14 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn copies_in_flight(&self) -> bool {
         false
     }
+    /// Whether the Linux module this scheduler follows retransmits
+    /// opportunistically and penalises slow subflows: those built on the
+    /// default scheduler's `mptcp_next_segment` (which calls
+    /// `mptcp_rcv_buf_optimization`) do; `mptcp_rr.c` and
+    /// `mptcp_redundant.c` bring their own and do not.
+    fn opportunistic_by_default(&self) -> bool {
+        true
+    }
 }
 
 /// Every scheduler Braid has, by scenario name, with a one-line description.

@@ -19,6 +19,10 @@ impl Scheduler for Redundant {
         "redundant"
     }
 
+    fn opportunistic_by_default(&self) -> bool {
+        false
+    }
+
     fn select(&mut self, _conn: &SchedConn, paths: &[SchedPath]) -> Decision {
         if eligible(paths).any(|i| paths[i].has_window_space()) {
             Decision::SendAll

@@ -39,6 +39,10 @@ impl Scheduler for RoundRobin {
         "rr"
     }
 
+    fn opportunistic_by_default(&self) -> bool {
+        false
+    }
+
     fn select(&mut self, _conn: &SchedConn, paths: &[SchedPath]) -> Decision {
         let candidates: Vec<usize> = eligible(paths).collect();
         if candidates.is_empty() {
