@@ -72,6 +72,9 @@ pub struct SubflowSummary {
     pub bytes_delivered: u64,
     pub packets_sent: u64,
     pub retransmissions: u64,
+    /// Bytes sent here that another subflow had carried first (reinjection
+    /// after a timeout, opportunistic retransmission).
+    pub reinjected_bytes: u64,
     pub rtos: u64,
     /// Mean of the sampled smoothed RTT, null if never measured.
     pub srtt_mean_ms: Option<f64>,
@@ -155,6 +158,7 @@ pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
                         bytes_delivered: rx.counters.bytes_received_new,
                         packets_sent: tx.counters.packets_sent,
                         retransmissions: tx.counters.retransmissions,
+                        reinjected_bytes: tx.counters.reinjected_bytes,
                         rtos: tx.counters.rtos,
                         srtt_mean_ms: mean(mine().filter_map(|r| r.srtt.map(|d| d.as_millis_f64()))),
                         min_rtt_ms: tx.min_rtt.map(|d| d.as_millis_f64()),
