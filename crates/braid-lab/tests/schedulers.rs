@@ -40,7 +40,7 @@ fn homogeneous_paths_aggregate_under_every_scheduler() {
 #[test]
 fn blest_leaves_a_blocking_slow_path_idle() {
     let slow_share = |name: &str| {
-        let r = strong_heterogeneity("bbr", name, "");
+        let r = strong_heterogeneity("bbr", name, "1bdp", "");
         r.slow / r.goodput
     };
     let (blest, minrtt) = (slow_share("blest"), slow_share("minrtt"));
@@ -308,8 +308,9 @@ struct Outcome {
 }
 
 /// Seed 004 Fig. 6's paths (100 Mbit/s, 0 ms, 0% and 50 Mbit/s, 20 ms,
-/// 0.5%) for scheduler `sched` under `cc`, with `app` extra flow keys.
-fn strong_heterogeneity(cc: &str, sched: &str, app: &str) -> Outcome {
+/// 0.5%) for scheduler `sched` under `cc`, with the fast link's queue
+/// `fast_queue` and extra flow keys `keys`.
+fn strong_heterogeneity(cc: &str, sched: &str, fast_queue: &str, keys: &str) -> Outcome {
     let s = simulate(&format!(
         r#"
         duration = "30s"
@@ -318,6 +319,7 @@ fn strong_heterogeneity(cc: &str, sched: &str, app: &str) -> Outcome {
         [[topology.link]]
         rate = "100Mbit"
         rtt = "0ms"
+        queue = "{fast_queue}"
         [[topology.link]]
         rate = "50Mbit"
         rtt = "20ms"
@@ -325,7 +327,7 @@ fn strong_heterogeneity(cc: &str, sched: &str, app: &str) -> Outcome {
         [[flow]]
         cc = "{cc}"
         scheduler = "{sched}"
-        {app}
+        {keys}
         "#
     ));
     let f = &s.flows[0];
@@ -338,31 +340,43 @@ fn strong_heterogeneity(cc: &str, sched: &str, app: &str) -> Outcome {
 }
 
 /// Seed 004 Fig. 6: "RR experiences the highest number of retransmissions
-/// among schedulers", with the largest out-of-order queue. RR differs from
-/// the others only when several subflows have window space at once, so
-/// this runs an application-limited source (60 Mbit/s, which the fast path
-/// alone could carry): minRTT, BLEST, ECF and LLHD keep it on the fast path,
-/// RR alternates onto the lossy 20 ms one.
+/// among schedulers", with the largest out-of-order queue and (with
+/// BLEST) the lowest goodput.
 ///
-/// With seed 004's bulk traffic Braid does not reproduce the claim: RR is
-/// ACK-clocked there (seed 004 §2.2.4 says so itself), each ACK opens one
-/// subflow's window, and RR makes exactly minRTT's choices; the second half
-/// of the test pins that down. The kernel's RR difference under bulk
-/// traffic comes from effects Braid does not model (see issue 4's notes).
+/// RR differs from the others only when several subflows have window space
+/// at once. Under bulk traffic that happens when the connection is blocked
+/// by its window: then minRTT, ECF, BLEST and LLHD do what Linux's default
+/// scheduler code does (`mptcp_rcv_buf_optimization`: penalise the slow
+/// subflow, re-send the blocking segment on the fast one), and RR, whose
+/// module lacks it, keeps alternating onto the lossy path. Seed 004 ran
+/// Linux with receive-buffer autotuning, which holds the window near twice
+/// the data read per round trip (here a few hundred KiB), far below its
+/// 16 MiB ceiling; the test uses a fixed 256 KiB receive buffer for that,
+/// and a 100-packet queue on the 0 ms link (a BDP-sized queue there would
+/// be under 10 packets, and its overflow losses would swamp the count).
+///
+/// With a window that never blocks (Braid's 6 MiB default) RR is
+/// ACK-clocked, as seed 004 §2.2.4 says: each ACK opens one subflow's
+/// window and RR makes exactly minRTT's choices; the test pins that too.
+/// An application-limited source gives RR a choice without any window
+/// limit, with the same ranking.
 #[test]
-fn rr_retransmits_and_reorders_most_when_it_has_a_choice() {
-    for cc in ["cubic", "bbr"] {
+fn rr_retransmits_and_reorders_most() {
+    let rr_ranks_last = |cc: &str, fast_queue: &str, keys: &str| {
         let runs: Vec<(&str, Outcome)> = sched::ALGORITHMS
             .iter()
-            .map(|&(name, _)| (name, strong_heterogeneity(cc, name, r#"app_rate = "60Mbit""#)))
+            .map(|&(name, _)| (name, strong_heterogeneity(cc, name, fast_queue, keys)))
             .collect();
         let rr = runs.iter().find(|r| r.0 == "rr").unwrap().1;
         for &(name, o) in runs.iter().filter(|r| r.0 != "rr") {
-            assert!((o.goodput - 60.0).abs() < 0.5, "{cc}/{name}: {:.1} Mbit/s", o.goodput);
             assert!(rr.retx > o.retx, "{cc}: rr {} retransmissions vs {name} {}", rr.retx, o.retx);
             assert!(rr.ooo > o.ooo, "{cc}: rr out-of-order {:.0} B vs {name} {:.0} B", rr.ooo, o.ooo);
         }
+    };
+    for cc in ["cubic", "lia", "olia", "bbr"] {
+        rr_ranks_last(cc, "100p", r#"recv_buffer = "256KiB""#);
     }
-    let bulk = |sched| strong_heterogeneity("cubic", sched, "");
-    assert_eq!(bulk("rr"), bulk("minrtt"), "bulk: RR is ACK-clocked and makes minRTT's choices");
+    rr_ranks_last("cubic", "1bdp", r#"app_rate = "60Mbit""#);
+    let unblocked = |sched| strong_heterogeneity("cubic", sched, "1bdp", "");
+    assert_eq!(unblocked("rr"), unblocked("minrtt"), "bulk, window never full: RR is ACK-clocked");
 }

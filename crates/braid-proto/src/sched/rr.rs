@@ -11,8 +11,12 @@
 //! With bulk traffic and these defaults RR is ACK-clocked (seed 004 §2.2.4):
 //! each acknowledgement opens one subflow's window and RR has no other
 //! subflow to turn to, so it makes minRTT's choices. It differs when
-//! several subflows have room at once, as with an application-limited
-//! source, and then spreads segments evenly over fast and slow paths.
+//! several subflows have room at once (a connection blocked by its window
+//! or send buffer, or an application-limited source), and then spreads
+//! segments evenly over fast and slow paths. Like `mptcp_rr.c` it does not
+//! retransmit opportunistically or penalise slow subflows
+//! (`opportunistic_by_default` is false), which is what sets it apart from
+//! the default scheduler on a window-limited connection.
 //! Linux's RR also assigns a segment only to a subflow whose queued but
 //! unsent data fits in its free window; Braid sends at once, so that test
 //! reduces to the window test.
