@@ -4,7 +4,7 @@
 mod common;
 
 use braid_proto::sched;
-use common::simulate;
+use common::{hybrid, simulate};
 
 /// Homogeneous paths (100 Mbit/s, 5 ms each) with uncoupled Reno: every
 /// scheduler but `redundant` (which sends each segment twice by design)
@@ -12,22 +12,8 @@ use common::simulate;
 #[test]
 fn homogeneous_paths_aggregate_under_every_scheduler() {
     for &(name, _) in sched::ALGORITHMS.iter().filter(|(n, _)| *n != "redundant") {
-        let s = simulate(&format!(
-            r#"
-            duration = "20s"
-            [topology]
-            kind = "hybrid-access"
-            [[topology.link]]
-            rate = "100Mbit"
-            rtt = "5ms"
-            [[topology.link]]
-            rate = "100Mbit"
-            rtt = "5ms"
-            [[flow]]
-            cc = "reno"
-            scheduler = "{name}"
-            "#
-        ));
+        let link = r#"rate = "100Mbit", rtt = "5ms""#;
+        let s = simulate(&hybrid("20s", &[link, link], &format!(r#"cc = "reno", scheduler = "{name}""#)));
         let g = s.flows[0].goodput_mbps;
         println!("{name:<7} {g:.1} Mbit/s");
         assert!(g >= 180.0, "{name}: {g:.1} Mbit/s");
@@ -53,24 +39,10 @@ fn blest_leaves_a_blocking_slow_path_idle() {
 #[test]
 fn every_scheduler_delivers_every_byte_in_order() {
     for &(name, _) in sched::ALGORITHMS {
-        let s = simulate(&format!(
-            r#"
-            duration = "60s"
-            [topology]
-            kind = "hybrid-access"
-            [[topology.link]]
-            rate = "30Mbit"
-            rtt = "10ms"
-            loss = "1%"
-            [[topology.link]]
-            rate = "10Mbit"
-            rtt = "80ms"
-            [[flow]]
-            cc = "lia"
-            scheduler = "{name}"
-            size = "5MB"
-            verify_payload = true
-            "#
+        let s = simulate(&hybrid(
+            "60s",
+            &[r#"rate = "30Mbit", rtt = "10ms", loss = "1%""#, r#"rate = "10Mbit", rtt = "80ms""#],
+            &format!(r#"cc = "lia", scheduler = "{name}", size = "5MB", verify_payload = true"#),
         ));
         let f = &s.flows[0];
         println!("{name:<7} 5 MB in {:?} s, corrupted {}", f.completion_time_s, f.corrupted_bytes);
@@ -88,26 +60,13 @@ fn every_scheduler_delivers_every_byte_in_order() {
 #[test]
 fn redundant_trades_goodput_for_order() {
     let run_with = |sched: &str, paths: &str| {
-        let s = simulate(&format!(
-            r#"
-            duration = "30s"
-            [topology]
-            kind = "hybrid-access"
-            [[topology.link]]
-            name = "a"
-            rate = "20Mbit"
-            rtt = "20ms"
-            loss = "2%"
-            [[topology.link]]
-            name = "b"
-            rate = "20Mbit"
-            rtt = "30ms"
-            loss = "2%"
-            [[flow]]
-            cc = "reno"
-            scheduler = "{sched}"
-            paths = {paths}
-            "#
+        let s = simulate(&hybrid(
+            "30s",
+            &[
+                r#"name = "a", rate = "20Mbit", rtt = "20ms", loss = "2%""#,
+                r#"name = "b", rate = "20Mbit", rtt = "30ms", loss = "2%""#,
+            ],
+            &format!(r#"cc = "reno", scheduler = "{sched}", paths = {paths}"#),
         ));
         let f = &s.flows[0];
         println!(
@@ -129,20 +88,11 @@ fn redundant_trades_goodput_for_order() {
 /// idle path, stays near it; seed 004's per-packet delay is 1000 / pps.
 #[test]
 fn delay_metrics_measure_write_to_read() {
-    let s = simulate(
-        r#"
-        duration = "10s"
-        [topology]
-        kind = "hybrid-access"
-        [[topology.link]]
-        rate = "10Mbit"
-        rtt = "40ms"
-        queue = "1bdp"
-        [[flow]]
-        cc = "reno"
-        send_buffer = "16KiB"
-        "#,
-    );
+    let s = simulate(&hybrid(
+        "10s",
+        &[r#"rate = "10Mbit", rtt = "40ms", queue = "1bdp""#],
+        r#"cc = "reno", send_buffer = "16KiB""#,
+    ));
     let f = &s.flows[0];
     let (mean, p50, p99) = (f.delay_mean_ms.unwrap(), f.delay_p50_ms.unwrap(), f.delay_p99_ms.unwrap());
     println!(
@@ -161,30 +111,22 @@ fn delay_metrics_measure_write_to_read() {
 
 /// A flow over a 50 Mbit/s, 10 ms path and a 10 Mbit/s path of `slow_rtt`,
 /// with a 256 KiB buffer (`limit` = "recv" or "send") and extra flow keys
-/// `keys`: (goodput, bytes the fast subflow re-sent for the slow one).
+/// `keys` (", key = value, ..."): (goodput, bytes the fast subflow re-sent
+/// for the slow one).
 fn blocked(sched: &str, slow_rtt: &str, limit: &str, keys: &str) -> (f64, u64) {
-    let s = simulate(&format!(
-        r#"
-        duration = "30s"
-        [topology]
-        kind = "hybrid-access"
-        [[topology.link]]
-        rate = "50Mbit"
-        rtt = "10ms"
-        [[topology.link]]
-        rate = "10Mbit"
-        rtt = "{slow_rtt}"
-        [[flow]]
-        cc = "reno"
-        scheduler = "{sched}"
-        {limit}_buffer = "256KiB"
-        {keys}
-        "#
+    let s = simulate(&hybrid(
+        "30s",
+        &[r#"rate = "50Mbit", rtt = "10ms""#, &format!(r#"rate = "10Mbit", rtt = "{slow_rtt}""#)],
+        &format!(r#"cc = "reno", scheduler = "{sched}", {limit}_buffer = "256KiB"{keys}"#),
     ));
     let f = &s.flows[0];
     println!(
-        "{sched:<6} slow RTT {slow_rtt:<5} {limit} buffer {keys:<22}: {:.2} Mbit/s (subflows {:.2} + {:.2}), {} B re-sent on the fast one",
-        f.goodput_mbps, f.subflows[0].goodput_mbps, f.subflows[1].goodput_mbps, f.subflows[0].reinjected_bytes
+        "{sched:<6} slow RTT {slow_rtt:<5} {limit} buffer {:<22}: {:.2} Mbit/s (subflows {:.2} + {:.2}), {} B re-sent on the fast one",
+        keys.trim_start_matches(", "),
+        f.goodput_mbps,
+        f.subflows[0].goodput_mbps,
+        f.subflows[1].goodput_mbps,
+        f.subflows[0].reinjected_bytes
     );
     (f.goodput_mbps, f.subflows[0].reinjected_bytes)
 }
@@ -196,15 +138,15 @@ fn blocked(sched: &str, slow_rtt: &str, limit: &str, keys: &str) -> (f64, u64) {
 /// kernel module lacks it.
 #[test]
 fn opportunistic_retransmission_lifts_a_window_limited_connection() {
-    let (plain, _) = blocked("minrtt", "200ms", "recv", "opportunistic = false");
-    let (on, resent) = blocked("minrtt", "200ms", "recv", "opportunistic = true");
+    let (plain, _) = blocked("minrtt", "200ms", "recv", ", opportunistic = false");
+    let (on, resent) = blocked("minrtt", "200ms", "recv", ", opportunistic = true");
     assert!(on > 1.5 * plain, "{on:.2} vs {plain:.2} Mbit/s");
     assert!(resent > 0);
     assert_eq!(blocked("minrtt", "200ms", "recv", "").0, on, "minrtt has it by default");
     assert_eq!(blocked("rr", "200ms", "recv", "").1, 0, "rr has it off by default");
     // A full send buffer blocks the connection as a closed window does.
     let (plain, on) =
-        (blocked("minrtt", "200ms", "send", "opportunistic = false").0, blocked("minrtt", "200ms", "send", "").0);
+        (blocked("minrtt", "200ms", "send", ", opportunistic = false").0, blocked("minrtt", "200ms", "send", "").0);
     assert!(on > 1.5 * plain, "send-buffer limited: {on:.2} vs {plain:.2} Mbit/s");
     // Linux re-sends only when the slow RTT exceeds 4 fast ones or the slow
     // window is down to 4 segments: at 30 ms against 10 ms it mostly
@@ -222,24 +164,13 @@ fn opportunistic_retransmission_lifts_a_window_limited_connection() {
 #[test]
 fn ecf_completes_a_download_sooner_when_one_path_is_very_slow() {
     let completion = |wifi: &str, sched: &str| {
-        let s = simulate(&format!(
-            r#"
-            duration = "30s"
-            [topology]
-            kind = "hybrid-access"
-            [[topology.link]]
-            name = "lte"
-            rate = "8.6Mbit"
-            rtt = "40ms"
-            [[topology.link]]
-            name = "wifi"
-            rate = "{wifi}"
-            rtt = "40ms"
-            [[flow]]
-            cc = "reno"
-            scheduler = "{sched}"
-            size = "1MB"
-            "#
+        let s = simulate(&hybrid(
+            "30s",
+            &[
+                r#"name = "lte", rate = "8.6Mbit", rtt = "40ms""#,
+                &format!(r#"name = "wifi", rate = "{wifi}", rtt = "40ms""#),
+            ],
+            &format!(r#"cc = "reno", scheduler = "{sched}", size = "1MB""#),
         ));
         s.flows[0].completion_time_s.unwrap_or_else(|| panic!("{sched} over Wi-Fi {wifi} did not finish"))
     };
@@ -264,24 +195,10 @@ fn redundant_gives_the_lowest_delay_on_lossy_paths() {
     let delays: Vec<(&str, f64, f64, f64)> = sched::ALGORITHMS
         .iter()
         .map(|&(name, _)| {
-            let s = simulate(&format!(
-                r#"
-                duration = "30s"
-                [topology]
-                kind = "hybrid-access"
-                [[topology.link]]
-                rate = "20Mbit"
-                rtt = "20ms"
-                loss = "2%"
-                [[topology.link]]
-                rate = "20Mbit"
-                rtt = "30ms"
-                loss = "2%"
-                [[flow]]
-                cc = "reno"
-                scheduler = "{name}"
-                app_rate = "2Mbit"
-                "#
+            let s = simulate(&hybrid(
+                "30s",
+                &[r#"rate = "20Mbit", rtt = "20ms", loss = "2%""#, r#"rate = "20Mbit", rtt = "30ms", loss = "2%""#],
+                &format!(r#"cc = "reno", scheduler = "{name}", app_rate = "2Mbit""#),
             ));
             let f = &s.flows[0];
             let (mean, p99) = (f.delay_mean_ms.unwrap(), f.delay_p99_ms.unwrap());
@@ -309,26 +226,15 @@ struct Outcome {
 
 /// Seed 004 Fig. 6's paths (100 Mbit/s, 0 ms, 0% and 50 Mbit/s, 20 ms,
 /// 0.5%) for scheduler `sched` under `cc`, with the fast link's queue
-/// `fast_queue` and extra flow keys `keys`.
+/// `fast_queue` and extra flow keys `keys` (", key = value, ...").
 fn strong_heterogeneity(cc: &str, sched: &str, fast_queue: &str, keys: &str) -> Outcome {
-    let s = simulate(&format!(
-        r#"
-        duration = "30s"
-        [topology]
-        kind = "hybrid-access"
-        [[topology.link]]
-        rate = "100Mbit"
-        rtt = "0ms"
-        queue = "{fast_queue}"
-        [[topology.link]]
-        rate = "50Mbit"
-        rtt = "20ms"
-        loss = "0.5%"
-        [[flow]]
-        cc = "{cc}"
-        scheduler = "{sched}"
-        {keys}
-        "#
+    let s = simulate(&hybrid(
+        "30s",
+        &[
+            &format!(r#"rate = "100Mbit", rtt = "0ms", queue = "{fast_queue}""#),
+            r#"rate = "50Mbit", rtt = "20ms", loss = "0.5%""#,
+        ],
+        &format!(r#"cc = "{cc}", scheduler = "{sched}"{keys}"#),
     ));
     let f = &s.flows[0];
     let retx = f.subflows.iter().map(|s| s.retransmissions).sum();
@@ -374,9 +280,9 @@ fn rr_retransmits_and_reorders_most() {
         }
     };
     for cc in ["cubic", "lia", "olia", "bbr"] {
-        rr_ranks_last(cc, "100p", r#"recv_buffer = "256KiB""#);
+        rr_ranks_last(cc, "100p", r#", recv_buffer = "256KiB""#);
     }
-    rr_ranks_last("cubic", "1bdp", r#"app_rate = "60Mbit""#);
+    rr_ranks_last("cubic", "1bdp", r#", app_rate = "60Mbit""#);
     let unblocked = |sched| strong_heterogeneity("cubic", sched, "1bdp", "");
     assert_eq!(unblocked("rr"), unblocked("minrtt"), "bulk, window never full: RR is ACK-clocked");
 }

@@ -14,3 +14,14 @@ pub fn simulate_seed(toml: &str, seed: u64) -> Summary {
     let scenario = parse(toml, "test.toml").unwrap_or_else(|e| panic!("{e}"));
     run(&scenario, RunOptions { seed: Some(seed), duration: None }, &mut |_| {}).expect("builds").1
 }
+
+/// A hybrid-access scenario lasting `duration`: one access link per entry
+/// of `links` and one flow, each given as the keys of a TOML inline table
+/// (`rate = "10Mbit", rtt = "5ms"`).
+pub fn hybrid(duration: &str, links: &[&str], flow: &str) -> String {
+    let links: Vec<String> = links.iter().map(|l| format!("{{ {l} }}")).collect();
+    format!(
+        "duration = \"{duration}\"\nflow = [{{ {flow} }}]\n[topology]\nkind = \"hybrid-access\"\nlink = [{}]\n",
+        links.join(", ")
+    )
+}
