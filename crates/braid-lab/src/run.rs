@@ -46,6 +46,8 @@ pub struct FlowSummary {
     pub corrupted_bytes: u64,
     /// Bytes queued for reinjection onto another subflow after timeouts.
     pub reinjected_bytes: u64,
+    /// The receiver's buffer at the end of the run (grown when autotuned).
+    pub recv_buffer_bytes: u64,
     pub ooo_bytes_mean: f64,
     pub ooo_bytes_max: u64,
     /// Seed 004 eq. 18-19: 1000 / (bytes / (1514 x active seconds)), in ms;
@@ -182,6 +184,7 @@ pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
                 bytes_delivered: out.delivered,
                 corrupted_bytes: out.corrupted_bytes,
                 reinjected_bytes: sim.sender(f).stats().reinjected_bytes,
+                recv_buffer_bytes: sim.receiver(f).stats().recv_buffer,
                 ooo_bytes_mean: mean(ooo().map(|b| b as f64)).unwrap_or(0.0),
                 ooo_bytes_max: ooo().max().unwrap_or(0),
                 per_packet_delay_ms: (out.delivered > 0)

@@ -401,8 +401,10 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
     if let Some(s) = &f.send_buffer {
         config.send_buffer = cx.field(&key("send_buffer"), parse_size(s))?;
     }
-    if let Some(s) = &f.recv_buffer {
-        config.recv_buffer = cx.field(&key("recv_buffer"), parse_size(s))?;
+    match f.recv_buffer.as_deref() {
+        Some("auto") => config.recv_autotune = true,
+        Some(s) => config.recv_buffer = cx.field(&key("recv_buffer"), parse_size(s))?,
+        None => {}
     }
     if let Some(m) = f.mss {
         config.mss = cx.within(&key("mss"), m, 64..=9000, "64 to 9000 bytes")?;

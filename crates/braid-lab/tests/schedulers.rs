@@ -254,14 +254,14 @@ fn strong_heterogeneity(cc: &str, sched: &str, fast_queue: &str, keys: &str) -> 
 /// by its window: then minRTT, ECF, BLEST and LLHD do what Linux's default
 /// scheduler code does (`mptcp_rcv_buf_optimization`: penalise the slow
 /// subflow, re-send the blocking segment on the fast one), and RR, whose
-/// module lacks it, keeps alternating onto the lossy path. Seed 004 ran
-/// Linux with receive-buffer autotuning, which holds the window near twice
-/// the data read per round trip (here a few hundred KiB), far below its
-/// 16 MiB ceiling; the test uses a fixed 256 KiB receive buffer for that,
-/// and a 100-packet queue on the 0 ms link (a BDP-sized queue there would
-/// be under 10 packets, and its overflow losses would swamp the count).
+/// module lacks it, keeps alternating onto the lossy path. The test runs
+/// that regime with a 256 KiB receive buffer and a 100-packet queue on the
+/// 0 ms link (a BDP-sized queue there would be under 10 packets, and its
+/// overflow losses would swamp the count).
 ///
-/// With a window that never blocks (Braid's 6 MiB default) RR is
+/// Whether seed 004's kernel runs were window-limited is not known: with
+/// Braid's model of Linux autotuning (`recv_buffer = "auto"`) the window
+/// here grows to megabytes, and with a window that never blocks RR is
 /// ACK-clocked, as seed 004 §2.2.4 says: each ACK opens one subflow's
 /// window and RR makes exactly minRTT's choices; the test pins that too.
 /// An application-limited source gives RR a choice without any window

@@ -22,8 +22,12 @@ pub struct Config {
     pub dupthresh: u64,
     /// Connection-level send buffer in bytes.
     pub send_buffer: u64,
-    /// Connection-level receive buffer in bytes (sets the window).
+    /// Connection-level receive buffer in bytes (sets the window); the
+    /// ceiling when `recv_autotune` is on.
     pub recv_buffer: u64,
+    /// Start the receive buffer small and grow it with what the application
+    /// reads per round trip, as Linux's autotuning does.
+    pub recv_autotune: bool,
     /// When new data is blocked by the peer's window or a full send
     /// buffer, re-send the segment holding up the Data ACK on a faster
     /// subflow, and halve the window of the subflow that holds it (Raiciu
@@ -46,6 +50,7 @@ impl Default for Config {
             // Linux tcp_wmem / tcp_rmem maxima.
             send_buffer: 4 * 1024 * 1024,
             recv_buffer: 6 * 1024 * 1024,
+            recv_autotune: false,
             opportunistic_retransmission: None,
         }
     }

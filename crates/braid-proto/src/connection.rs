@@ -23,6 +23,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::autotune::{RecvAutotune, AUTOTUNE_INITIAL};
 use crate::cc::{AckSample, Controller, PathView};
 use crate::config::Config;
 use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, DATA_HEADER_BYTES};
@@ -78,6 +79,8 @@ pub struct ConnectionStats {
     pub invalid_packets: u64,
     /// Right edge of the peer's receive window: no data at or beyond it is sent.
     pub peer_window_end: u64,
+    /// This side's receive buffer now (it grows when autotuned).
+    pub recv_buffer: u64,
 }
 
 #[derive(Debug)]
@@ -88,6 +91,7 @@ pub struct Connection {
     sched: Box<dyn Scheduler>,
     send: SendBuffer,
     recv: RecvBuffer,
+    autotune: Option<RecvAutotune>,
     /// Data of timed-out or closed subflows, to be sent on another subflow
     /// before new data: DSN -> length, lowest first (it unblocks the
     /// receiver soonest), each range once however often it is queued.
@@ -124,7 +128,13 @@ pub struct Connection {
 impl Connection {
     pub fn new(config: Config, cc: Box<dyn Controller>, sched: Box<dyn Scheduler>) -> Self {
         let send = SendBuffer::new(config.send_buffer);
-        let recv = RecvBuffer::new(config.recv_buffer);
+        let autotune =
+            config.recv_autotune.then(|| RecvAutotune::new(AUTOTUNE_INITIAL, config.recv_buffer, config.mss));
+        let recv = RecvBuffer::new(if autotune.is_some() {
+            AUTOTUNE_INITIAL.min(config.recv_buffer)
+        } else {
+            config.recv_buffer
+        });
         // Until the peer's first ACK states its window, assume TCP's largest
         // unscaled one rather than trusting the peer to be configured like us.
         let peer_window_end = INITIAL_PEER_WINDOW;
@@ -137,6 +147,7 @@ impl Connection {
             sched,
             send,
             recv,
+            autotune,
             reinject: BTreeMap::new(),
             reinjected_bytes: 0,
             invalid_packets: 0,
@@ -229,7 +240,7 @@ impl Connection {
     /// Reading opens the window; tell the peer once it has grown enough to
     /// matter (half the buffer), so a blocked sender can resume.
     fn after_read(&mut self) {
-        if self.recv.window_end() >= self.advertised_window_end + self.config.recv_buffer / 2 {
+        if self.recv.window_end() >= self.advertised_window_end + self.recv.capacity() / 2 {
             if let Some(i) = self.best_usable_subflow() {
                 self.subflows[i].receiver.request_immediate();
             }
@@ -250,6 +261,7 @@ impl Connection {
             reinjected_bytes: self.reinjected_bytes,
             invalid_packets: self.invalid_packets,
             peer_window_end: self.peer_window_end,
+            recv_buffer: self.recv.capacity(),
         }
     }
 
@@ -311,8 +323,17 @@ impl Connection {
             p.truncate(d.len as usize);
             Chunk::Bytes(p)
         };
+        let before = self.recv.data_ack();
         let new = self.recv.insert(d.dsn, chunk);
         self.subflows[i].counters.bytes_received_new += new;
+        if let Some(a) = self.autotune.as_mut() {
+            if self.recv.data_ack() > before {
+                a.on_data(now, self.recv.data_ack(), self.recv.window_end());
+            }
+            if let Some(c) = a.on_read(now, self.recv.bytes_read(), self.recv.capacity()) {
+                self.recv.grow(c);
+            }
+        }
     }
 
     fn on_ack(&mut self, now: Instant, i: usize, a: &AckFrame) {

@@ -7,6 +7,7 @@
 //! [`Connection`] with packets and `now`.
 
 mod ack_tracker;
+mod autotune;
 pub mod cc;
 mod config;
 mod connection;

@@ -78,6 +78,14 @@ impl RecvBuffer {
     pub fn bytes_read(&self) -> u64 {
         self.read
     }
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    /// Widens the window (autotuning); it never shrinks, so data the peer
+    /// already sent stays inside it.
+    pub fn grow(&mut self, capacity: u64) {
+        self.capacity = self.capacity.max(capacity);
+    }
 
     /// Accepts a segment at `dsn`; returns how many bytes were new to the
     /// connection. Bytes outside `[data_ack, window_end)` are discarded.

@@ -82,6 +82,11 @@ impl<R: WindowRule> Controller for Aimd<R> {
             self.rule.observe_loss(path);
         }
     }
+    fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        if let Some(w) = self.windows.get_mut(path).filter(|w| w.active) {
+            w.penalize();
+        }
+    }
     fn window(&self, path: usize) -> u64 {
         self.windows.get(path).map_or(0, Window::bytes)
     }

@@ -108,9 +108,10 @@ pub trait Controller: std::fmt::Debug + Send {
         None
     }
     /// The subflow `path` is blocking the connection's window (Raiciu et
-    /// al.'s penalisation): cut its window. Linux halves cwnd directly,
-    /// bypassing the module; Braid asks the controller, which by default
-    /// treats it as a congestion event.
+    /// al.'s penalisation): cut its window. Linux halves cwnd (and, outside
+    /// slow start, ssthresh) directly, bypassing the module; the window-based
+    /// controllers do exactly that, the others (CUBIC, wVegas, BBR,
+    /// C-MPBBR) treat it as a congestion event, their own way to shrink.
     fn penalize(&mut self, now: Instant, path: usize, paths: &[PathView]) {
         self.on_congestion_event(now, path, paths);
     }

@@ -45,6 +45,17 @@ impl Window {
         self.cwnd = self.mss;
     }
 
+    /// Penalisation as Linux MPTCP's `mptcp_rcv_buf_optimization` does it:
+    /// halve cwnd (at least one segment) and, unless in slow start, halve
+    /// ssthresh too (at least two segments), so a penalised subflow in slow
+    /// start climbs straight back.
+    pub fn penalize(&mut self) {
+        if self.ssthresh <= self.cwnd {
+            self.ssthresh = (self.ssthresh / 2.0).max(2.0 * self.mss);
+        }
+        self.cwnd = (self.cwnd / 2.0).max(self.mss);
+    }
+
     pub fn bytes(&self) -> u64 {
         self.cwnd as u64
     }
@@ -67,6 +78,19 @@ impl super::PathSlot for Window {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn penalty_keeps_slow_start_threshold_in_slow_start() {
+        let mut w = Window::new(1000, 40);
+        w.penalize();
+        assert_eq!((w.cwnd, w.ssthresh), (20_000.0, f64::INFINITY));
+        w.ssthresh = 16_000.0;
+        w.penalize();
+        assert_eq!((w.cwnd, w.ssthresh), (10_000.0, 8_000.0));
+        w.cwnd = 1_500.0;
+        w.penalize();
+        assert_eq!((w.cwnd, w.ssthresh), (1_000.0, 8_000.0), "in slow start below ssthresh");
+    }
 
     #[test]
     fn slow_start_stops_at_ssthresh_and_returns_leftover() {

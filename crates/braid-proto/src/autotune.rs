@@ -1,0 +1,128 @@
+//! Receive-buffer autotuning: Linux's dynamic right-sizing
+//! (`tcp_rcv_space_adjust` and `tcp_rcv_rtt_measure`, Linux 4.19, the base
+//! of MPTCP v0.96), applied to the connection-level buffer.
+//!
+//! The receiver estimates the round trip without timestamps, as Linux does
+//! when they are off: the time from advertising a window until the Data ACK
+//! passes its right edge, keeping the smallest sample (a window takes at
+//! least one round trip to fill). Once per estimated round trip it counts
+//! the bytes the application read; when that beats the previous round's
+//! best, the window grows to `2 * copied + 16 * mss`, plus twice the growth
+//! rate's share (`rcvwin += 2 * rcvwin * (copied - space) / space`), up to
+//! the configured maximum. The buffer never shrinks.
+//!
+//! Deviations: Linux sizes `sk_rcvbuf` in memory (payload plus per-packet
+//! overhead) and advertises the payload part; Braid sizes the payload window
+//! directly, which is what that conversion yields. MPTCP v0.96 starts the
+//! connection with the sum of its subflows' initial buffers; Braid starts at
+//! `initial` (128 KiB, Linux's `tcp_rmem[1]`).
+
+use crate::time::{Duration, Instant};
+
+/// Where autotuning starts: Linux's default `tcp_rmem[1]`.
+pub const AUTOTUNE_INITIAL: u64 = 128 * 1024;
+
+#[derive(Clone, Debug)]
+pub struct RecvAutotune {
+    max: u64,
+    mss: u64,
+    /// Smallest time seen for a window to fill.
+    rtt: Option<Duration>,
+    /// The Data ACK that ends the current RTT measurement, and its start.
+    rtt_probe: Option<(u64, Instant)>,
+    /// Bytes read at the start of the current round, and when it started.
+    round_read: u64,
+    round_start: Instant,
+    /// Most bytes read in one round so far (Linux's `rcvq_space.space`).
+    space: u64,
+}
+
+impl RecvAutotune {
+    pub fn new(initial: u64, max: u64, mss: u32) -> Self {
+        RecvAutotune {
+            max,
+            mss: u64::from(mss),
+            rtt: None,
+            rtt_probe: None,
+            round_read: 0,
+            round_start: Instant::ZERO,
+            space: initial / 2,
+        }
+    }
+
+    /// In-order data reached `data_ack`, with the window's right edge now at
+    /// `window_end`.
+    pub fn on_data(&mut self, now: Instant, data_ack: u64, window_end: u64) {
+        match self.rtt_probe {
+            Some((edge, _)) if data_ack < edge => return,
+            Some((_, start)) => {
+                let sample = now.saturating_since(start);
+                if sample > Duration::ZERO {
+                    self.rtt = Some(self.rtt.map_or(sample, |r| r.min(sample)));
+                }
+            }
+            None => {}
+        }
+        self.rtt_probe = Some((window_end, now));
+    }
+
+    /// The application has read `bytes_read` in all; returns a larger
+    /// window size when this round trip's reading calls for one.
+    pub fn on_read(&mut self, now: Instant, bytes_read: u64, capacity: u64) -> Option<u64> {
+        let rtt = self.rtt?;
+        if now.saturating_since(self.round_start) < rtt {
+            return None;
+        }
+        let copied = bytes_read - self.round_read;
+        self.round_read = bytes_read;
+        self.round_start = now;
+        if copied <= self.space {
+            return None;
+        }
+        // In u128: read counts are untrusted-size and the product may not fit.
+        let base = 2 * u128::from(copied) + 16 * u128::from(self.mss);
+        let grow = (2 * base * u128::from(copied - self.space)).checked_div(u128::from(self.space)).unwrap_or(0);
+        self.space = copied;
+        let window = (base + grow).min(u128::from(self.max)) as u64;
+        (window > capacity).then_some(window)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: u64) -> Instant {
+        Instant::ZERO + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn rtt_is_the_quickest_window_fill() {
+        let mut a = RecvAutotune::new(AUTOTUNE_INITIAL, 1 << 30, 1000);
+        a.on_data(at(0), 0, 10_000);
+        a.on_data(at(30), 9_000, 19_000);
+        assert_eq!(a.rtt, None, "window edge not reached yet");
+        a.on_data(at(40), 10_000, 20_000);
+        assert_eq!(a.rtt, Some(Duration::from_millis(40)));
+        a.on_data(at(100), 20_000, 30_000);
+        assert_eq!(a.rtt, Some(Duration::from_millis(40)), "a slower fill does not raise it");
+        a.on_data(at(125), 30_000, 40_000);
+        assert_eq!(a.rtt, Some(Duration::from_millis(25)));
+    }
+
+    #[test]
+    fn window_grows_with_what_the_application_reads_per_round_trip() {
+        let mut a = RecvAutotune::new(100_000, 1_000_000, 1000);
+        assert_eq!(a.on_read(at(0), 0, 100_000), None, "no RTT estimate yet");
+        a.on_data(at(0), 0, 100_000);
+        a.on_data(at(50), 100_000, 200_000);
+        // Round from 0 to 50 ms: 80 kB read beats space = 50 kB.
+        // window = 2 * 80k + 16k = 176k, plus 2 * 176k * 30k / 50k = 211.2k: 387.2 kB.
+        assert_eq!(a.on_read(at(50), 80_000, 100_000), Some(387_200));
+        assert_eq!(a.on_read(at(60), 90_000, 387_200), None, "less than a round trip later");
+        // Next round reads 70 kB: not more than the best (80 kB): no change.
+        assert_eq!(a.on_read(at(100), 150_000, 387_200), None);
+        // 900 kB in a round: capped at the maximum.
+        assert_eq!(a.on_read(at(150), 1_050_000, 387_200), Some(1_000_000));
+    }
+}
