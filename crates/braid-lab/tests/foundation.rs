@@ -258,3 +258,37 @@ fn shipped_scenarios_are_valid() {
     }
     assert!(n >= 3, "found {n} scenarios");
 }
+
+/// The first subflow's path is down when the connection opens: once that
+/// join times out the second subflow joins, the transfer runs over it, and
+/// the first joins when its path returns (review finding: before, nothing
+/// was ever sent).
+#[test]
+fn first_path_down_at_start_falls_back_to_the_other() {
+    let s = common::simulate(
+        r#"
+        duration = "30s"
+        [topology]
+        kind = "hybrid-access"
+        [[topology.link]]
+        name = "L1"
+        rate = "20Mbit"
+        rtt = "20ms"
+        down = [{ from = "0s", to = "5s" }]
+        [[topology.link]]
+        name = "L2"
+        rate = "20Mbit"
+        rtt = "20ms"
+        [[flow]]
+        cc = "lia"
+        size = "30MB"
+        verify_payload = true
+        "#,
+    );
+    let f = &s.flows[0];
+    let (l1, l2) = (f.subflows[0].bytes_delivered, f.subflows[1].bytes_delivered);
+    println!("30 MB in {:?} s; L1 carried {l1} B, L2 {l2} B", f.completion_time_s);
+    assert_eq!((f.bytes_delivered, f.corrupted_bytes), (30_000_000, 0));
+    assert!(f.completion_time_s.is_some_and(|t| t < 13.0));
+    assert!(l2 > 15_000_000 && l1 > 0, "L1 {l1} B, L2 {l2} B");
+}

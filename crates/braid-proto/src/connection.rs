@@ -11,7 +11,8 @@
 //! only once the peer has answered on it, so it starts with an RTT sample
 //! and a connection starts one round trip late, as TCP does. As in the
 //! kernel's path managers, only the first subflow joins at once; the others
-//! join once the connection is established. The side with data to send
+//! join once the connection is established, or once the first join timed
+//! out (where the kernel would give up on the connection). The side with data to send
 //! opens the subflows; the other learns of each from its first packet.
 //!
 //! Sending order on each transmit opportunity: due acknowledgements, joins
@@ -113,8 +114,6 @@ pub struct Connection {
     opportunistic: bool,
     /// The Data ACK last re-sent opportunistically (once per blocking segment).
     last_opportunistic: Option<u64>,
-    /// When a slow subflow was last penalised.
-    penalised_at: Option<Instant>,
     persist_backoff: u32,
     /// Subflows opened here that have not sent a join (an upper bound:
     /// zero means no join is left to start).
@@ -158,7 +157,6 @@ impl Connection {
             window_stalls: 0,
             opportunistic,
             last_opportunistic: None,
-            penalised_at: None,
             persist_backoff: 0,
             unjoined: 0,
             events: VecDeque::new(),
@@ -293,7 +291,10 @@ impl Connection {
         if !self.subflows.get(i).is_some_and(|s| s.active) {
             return Ok(());
         }
-        self.subflows[i].established = true;
+        if !self.subflows[i].established {
+            self.subflows[i].established = true;
+            self.subflows[i].penalty_stamp = now;
+        }
         match packet.frame {
             Frame::Data(d) => self.on_data(now, i, d),
             Frame::Ack(a) => self.on_ack(now, i, &a),
@@ -507,10 +508,14 @@ impl Connection {
         }
         let connected = self.subflows.iter().any(|s| s.established);
         let first = self.subflows.iter().position(|s| s.active);
+        // Should the first subflow's join time out (its path is down), the
+        // others try too rather than wait on a dead path.
+        let first_failed = first.is_some_and(|i| self.subflows[i].potentially_failed);
         for (i, sf) in self.subflows.iter_mut().enumerate() {
-            if sf.active && !sf.established && sf.unused() && (connected || Some(i) == first) {
+            let allowed = connected || first_failed || Some(i) == first;
+            if sf.active && !sf.established && sf.unused() && !sf.probe_pending && allowed {
                 sf.probe_pending = true;
-                self.unjoined -= 1;
+                self.unjoined = self.unjoined.saturating_sub(1);
             }
         }
     }
@@ -591,23 +596,25 @@ impl Connection {
                         return Some(p);
                     }
                 }
-                let blocked = if self.send.backlog() == 0 {
+                // Blocked by the peer's window (may penalise), or by a send
+                // buffer the application is waiting on (Linux: free space
+                // below half of what is queued; penalise only when full).
+                let (blocked, may_penalise) = if self.send.backlog() == 0 {
                     for sf in &mut self.subflows {
                         sf.mark_app_limited();
                     }
-                    // The application waits for send-buffer space (Linux:
-                    // free space below half of what is queued).
-                    2 * self.send.room() < self.config.send_buffer - self.send.room()
+                    let room = self.send.room();
+                    (2 * room < self.config.send_buffer - room, room == 0)
                 } else {
                     if !self.window_stalled {
                         // Data waits for the peer's window: head-of-line blocking.
                         self.window_stalled = true;
                         self.window_stalls += 1;
                     }
-                    true
+                    (true, true)
                 };
                 if blocked && self.opportunistic {
-                    if let Some(p) = self.opportunistic_retransmission(now) {
+                    if let Some(p) = self.opportunistic_retransmission(now, may_penalise) {
                         return Some(p);
                     }
                 }
@@ -703,35 +710,42 @@ impl Connection {
 
     /// Raiciu et al., "How hard can it be?" (NSDI 2012) §4.2, with the
     /// conditions of Linux MPTCP's `mptcp_rcv_buf_optimization`: the
-    /// segment at the Data ACK holds the connection up. The fastest subflow
-    /// with window space, if faster than the one carrying that segment,
-    /// halves the carrier's window (unless the carrier is recovering from a
-    /// loss; at most once per the fast subflow's RTT), and re-sends the
-    /// segment itself when the carrier's window is at most 4 segments or its
-    /// RTT more than 4 times the fast one's.
-    fn opportunistic_retransmission(&mut self, now: Instant) -> Option<Packet> {
+    /// segment at the Data ACK holds the connection up. The subflow the
+    /// default scheduler would use now (lowest RTT with window space), if
+    /// faster than another subflow holding that segment, halves the holder's
+    /// window when `may_penalise` (unless the holder is recovering from a
+    /// loss; at most once per the fast subflow's RTT, and not in its first),
+    /// and sends the segment itself if it has not carried it and the
+    /// holder's window is at most 4 segments or its RTT more than 4 times
+    /// the fast one's.
+    fn opportunistic_retransmission(&mut self, now: Instant, may_penalise: bool) -> Option<Packet> {
         let una = self.send.una();
         if una >= self.send.nxt() {
             return None;
         }
-        let holder = self.subflows.iter().position(|s| s.active && s.carries(una))?;
-        let holder_rtt = self.subflows[holder].rtt.srtt()?;
         let mss = self.config.mss;
         let len = (self.send.nxt() - una).min(u64::from(mss)) as u32;
-        let fast = (0..self.subflows.len())
-            .filter(|&i| i != holder && self.subflows[i].active && !self.subflows[i].potentially_failed)
-            .filter(|&i| self.subflows[i].rtt.srtt().is_some_and(|r| r < holder_rtt))
-            .filter(|&i| self.window_space(i, len))
-            .min_by_key(|&i| (self.subflows[i].rtt.srtt(), i))?;
-        let fast_rtt = self.subflows[fast].rtt.srtt().unwrap_or_default();
-        let due = self.penalised_at.is_none_or(|t| now.saturating_since(t) >= fast_rtt);
-        if due && !self.subflows[holder].in_recovery() {
-            self.penalised_at = Some(now);
+        let srtt = |i: usize| self.subflows[i].rtt.srtt();
+        let usable = |i: usize| {
+            let s = &self.subflows[i];
+            s.active && s.established && !s.potentially_failed && s.rtt.srtt().is_some()
+        };
+        let n = self.subflows.len();
+        let fast = (0..n).filter(|&i| usable(i) && self.window_space(i, len)).min_by_key(|&i| (srtt(i), i))?;
+        let holder = (0..n).find(|&i| i != fast && self.subflows[i].active && self.subflows[i].carries(una))?;
+        let (fast_rtt, holder_rtt) = (srtt(fast)?, srtt(holder)?);
+        if fast_rtt >= holder_rtt {
+            return None;
+        }
+        let due = now.saturating_since(self.subflows[fast].penalty_stamp) >= fast_rtt;
+        if may_penalise && due && !self.subflows[holder].in_recovery() {
+            self.subflows[fast].penalty_stamp = now;
             self.refresh_path_views();
             self.cc.penalize(now, holder, &self.path_views);
         }
         let small_window = self.cc.window(holder) <= 4 * u64::from(mss);
-        if self.last_opportunistic == Some(una) || (!small_window && fast_rtt.saturating_mul(4) >= holder_rtt) {
+        let worth_it = small_window || fast_rtt.saturating_mul(4) < holder_rtt;
+        if !worth_it || self.subflows[fast].carries(una) || self.last_opportunistic == Some(una) {
             return None;
         }
         self.last_opportunistic = Some(una);

@@ -117,6 +117,9 @@ pub struct Subflow {
     /// Redundant scheduling: the stream position up to which this subflow
     /// has carried the data.
     pub carried_to: u64,
+    /// When this subflow, as the fast one, last penalised a slow one
+    /// (opportunistic retransmission); starts at its establishment.
+    pub penalty_stamp: Instant,
     pub receiver: AckTracker,
     pub counters: SubflowCounters,
     /// Delivery-rate estimation state: bytes delivered so far, when the
@@ -151,6 +154,7 @@ impl Subflow {
             probe_pending: false,
             next_send_time: Instant::ZERO,
             carried_to: 0,
+            penalty_stamp: Instant::ZERO,
             receiver: AckTracker::default(),
             counters: SubflowCounters::default(),
             delivered: 0,
@@ -355,9 +359,12 @@ impl Subflow {
         }
     }
 
-    /// True if a packet carrying stream byte `dsn` is in flight here.
+    /// True if stream byte `dsn` is in flight here or waits here to be
+    /// retransmitted (the subflow holds it, as Linux's `path_mask` says).
     pub fn carries(&self, dsn: u64) -> bool {
-        self.sent.iter().any(|p| p.state == State::InFlight && p.dsn <= dsn && dsn < p.dsn + u64::from(p.len))
+        let covers = |d: u64, len: u32| d <= dsn && dsn < d + u64::from(len);
+        self.sent.iter().any(|p| p.state == State::InFlight && covers(p.dsn, p.len))
+            || self.retransmit.iter().any(|&(d, len)| covers(d, len))
     }
 
     /// Lowest packet number still in flight: every packet below it is

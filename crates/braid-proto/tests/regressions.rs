@@ -325,3 +325,40 @@ fn failed_subflow_is_probed_after_its_data_went_elsewhere() {
     let back = log.iter().find(|(_, e)| *e == Event::SubflowRecovered { subflow: 0 }).map(|x| x.0);
     assert!(back.is_some_and(|t| t < 0.9), "path 0 usable again at 0.35 s; recovered at {back:?}");
 }
+
+/// Join bookkeeping (review finding): a side whose subflows the peer
+/// joined, or that removed one before it joined, once counted its pending
+/// joins below zero (a panic in debug builds) when it later had data.
+#[test]
+fn joins_survive_peer_opened_and_removed_subflows() {
+    let raw = |n: usize| {
+        let mut c = Connection::new(Config::default(), cc::by_name("reno").unwrap(), sched::by_name("minrtt").unwrap());
+        for _ in 0..n {
+            c.add_subflow(false);
+        }
+        c
+    };
+    let probe = |sf: u8| Packet {
+        subflow: sf,
+        frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: Vec::new() }),
+    };
+    let t0 = Instant::ZERO;
+    // The peer joins subflow 0; then this side answers with data of its own.
+    let mut b = raw(4);
+    b.handle_datagram(t0, probe(0)).unwrap();
+    b.write_zeros(10_000);
+    let sent = drain(&mut b, t0);
+    let joins: Vec<u8> =
+        sent.iter().filter(|p| matches!(&p.frame, Frame::Data(d) if d.len == 0)).map(|p| p.subflow).collect();
+    assert_eq!(joins, [1, 2, 3], "the other subflows join");
+    assert!(sent.iter().any(|p| matches!(&p.frame, Frame::Data(d) if d.len > 0 && p.subflow == 0)));
+    // A subflow removed before it joined.
+    let mut a = raw(5);
+    a.remove_subflow(4);
+    a.write_zeros(10_000);
+    assert_eq!(drain(&mut a, t0).len(), 1, "the first subflow's join");
+    a.handle_datagram(t0 + Duration::from_millis(20), ack(0, 1, 0, 65_535)).unwrap();
+    let sent = drain(&mut a, t0 + Duration::from_millis(20));
+    assert!(sent.iter().all(|p| p.subflow != 4));
+    assert_eq!(sent.iter().filter(|p| matches!(&p.frame, Frame::Data(d) if d.len == 0)).count(), 3);
+}

@@ -20,7 +20,7 @@ use crate::delay::DelayHistogram;
 use crate::event::{Event, EventQueue};
 use crate::link::{Link, Offer};
 use crate::metrics::{LinkSample, Recorder, SubflowSample};
-use crate::source::Source;
+use crate::source::{Source, MIN_WAKE_GAP};
 use crate::topology::Topology;
 use braid_proto::Duration;
 
@@ -331,11 +331,13 @@ impl Sim {
             }
             Event::AppWrite { flow } => {
                 let f = flow as usize;
-                self.outcomes[f].messages += 1;
                 let spec = &self.flows[f];
+                let due = spec.source.messages_due(spec.start, self.now);
+                let out = &mut self.outcomes[f];
+                out.messages = out.messages.max(due);
                 if spec.size.is_none_or(|s| self.produced(f) < s) {
                     if let Some(next) = spec.source.message_time(spec.start, self.outcomes[f].messages) {
-                        self.events.push(next, Event::AppWrite { flow });
+                        self.events.push(next.max(self.now + MIN_WAKE_GAP), Event::AppWrite { flow });
                     }
                 }
                 self.pump(2 * f);

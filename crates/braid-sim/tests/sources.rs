@@ -33,3 +33,20 @@ fn constant_rate_source_sends_its_rate_and_stops_at_its_size() {
     assert_eq!((o.written, o.delivered), (100_000, 100_000));
     assert!((0.168..0.170).contains(&done), "{done:.4} s");
 }
+
+/// One-byte messages at 1 Gbit/s are 125 million writes a second; the
+/// application wakes at most every 10 µs and writes what is due, so the
+/// run costs thousands of events, not millions, and still writes the rate.
+#[test]
+fn tiny_messages_at_a_high_rate_do_not_flood_the_event_queue() {
+    let t = hybrid_access(&[link("L1", 10_000, 1, 0.0)], 100_000 * MBIT);
+    let mut f = flow("tiny", "reno", &[0]);
+    f.source = Source::ConstantRate { bits_per_sec: 1_000 * MBIT, message: 1 };
+    let mut sim = braid_sim::Sim::new(t, vec![f], 1, Duration::ZERO).unwrap();
+    sim.run(Instant::ZERO + Duration::from_millis(50));
+    let written = sim.outcome(0).written;
+    println!("{written} B written in 50 ms with {} events", sim.events_run());
+    // 50 ms at 1 Gbit/s: 6.25 MB (the last wake-up may be up to 10 µs short).
+    assert!((6_235_000..=6_250_001).contains(&written), "{written} B");
+    assert!(sim.events_run() < 100_000, "{} events", sim.events_run());
+}

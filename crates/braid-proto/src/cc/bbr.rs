@@ -366,6 +366,13 @@ impl Controller for Bbr {
         p.in_conservation = true;
         p.cwnd = p.mss;
     }
+    /// Linux halves `snd_cwnd` under the module; BBR's model is untouched
+    /// and the window grows back by the acknowledged bytes.
+    fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        if let Some(p) = self.paths.get_mut(path).filter(|p| p.active) {
+            p.cwnd = (p.cwnd / 2.0).max(MIN_WINDOW_SEGMENTS * p.mss);
+        }
+    }
     fn window(&self, path: usize) -> u64 {
         self.paths.get(path).map_or(0, |p| p.cwnd as u64)
     }

@@ -138,6 +138,13 @@ impl Controller for Cubic {
             p.window.cwnd = p.window.mss;
         }
     }
+    /// Linux halves `snd_cwnd` under the module and leaves CUBIC's state
+    /// (W_max, epoch) alone; so does Braid.
+    fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
+            p.window.penalize();
+        }
+    }
     fn window(&self, path: usize) -> u64 {
         self.paths.get(path).map_or(0, |p| p.window.bytes())
     }

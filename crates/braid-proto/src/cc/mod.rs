@@ -109,12 +109,9 @@ pub trait Controller: std::fmt::Debug + Send {
     }
     /// The subflow `path` is blocking the connection's window (Raiciu et
     /// al.'s penalisation): cut its window. Linux halves cwnd (and, outside
-    /// slow start, ssthresh) directly, bypassing the module; the window-based
-    /// controllers do exactly that, the others (CUBIC, wVegas, BBR,
-    /// C-MPBBR) treat it as a congestion event, their own way to shrink.
-    fn penalize(&mut self, now: Instant, path: usize, paths: &[PathView]) {
-        self.on_congestion_event(now, path, paths);
-    }
+    /// slow start, ssthresh) directly, bypassing the module, so this is not
+    /// a congestion event: no algorithm state other than the window moves.
+    fn penalize(&mut self, now: Instant, path: usize, paths: &[PathView]);
     /// A subflow the algorithm wants closed (C-MPBBR closes subflows that
     /// add nothing); the connection asks after every ACK.
     fn take_closed_path(&mut self) -> Option<usize> {
@@ -238,6 +235,7 @@ mod properties {
                         }
                         2 => c.on_congestion_event(now, path, &views),
                         3 if rng.below(4) == 0 => c.on_rto(now, path, &views),
+                        4 if rng.below(2) == 0 => c.penalize(now, path, &views),
                         _ => {
                             let rtt = match rng.below(4) {
                                 0 => None,

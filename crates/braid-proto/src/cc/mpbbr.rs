@@ -107,6 +107,9 @@ impl Controller for MpBbr {
     fn on_rto(&mut self, now: Instant, path: usize, paths: &[PathView]) {
         self.bbr.on_rto(now, path, paths);
     }
+    fn penalize(&mut self, now: Instant, path: usize, paths: &[PathView]) {
+        self.bbr.penalize(now, path, paths);
+    }
     fn window(&self, path: usize) -> u64 {
         self.bbr.window(path)
     }

@@ -197,6 +197,11 @@ impl Controller for WVegas {
             p.window.on_rto();
         }
     }
+    fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+        if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
+            p.window.penalize();
+        }
+    }
     fn window(&self, path: usize) -> u64 {
         self.paths.get(path).map_or(0, |p| p.window.bytes())
     }
