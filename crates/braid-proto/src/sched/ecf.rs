@@ -23,7 +23,9 @@
 //! minRTT would instead of waiting for an unmeasured path. The kernel's delta is `rttvar_us >> 1`, twice Linux's mean deviation and
 //! never below half of `tcp_rto_min` (Linux floors `rttvar_us` at the
 //! minimum RTO, 200 ms), so there delta is at least 100 ms; Braid uses the
-//! RTTVAR itself, as the paper defines delta.
+//! RTTVAR itself, as the paper defines delta. The kernel picks the fastest
+//! subflow among all that can send, backup and potentially failed ones
+//! included; Braid among those the scheduler may use.
 
 use super::{fast_or_slow, Decision, FastOrSlow, SchedConn, SchedPath, Scheduler};
 
