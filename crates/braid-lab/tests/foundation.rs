@@ -265,26 +265,14 @@ fn shipped_scenarios_are_valid() {
 /// was ever sent).
 #[test]
 fn first_path_down_at_start_falls_back_to_the_other() {
-    let s = common::simulate(
-        r#"
-        duration = "30s"
-        [topology]
-        kind = "hybrid-access"
-        [[topology.link]]
-        name = "L1"
-        rate = "20Mbit"
-        rtt = "20ms"
-        down = [{ from = "0s", to = "5s" }]
-        [[topology.link]]
-        name = "L2"
-        rate = "20Mbit"
-        rtt = "20ms"
-        [[flow]]
-        cc = "lia"
-        size = "30MB"
-        verify_payload = true
-        "#,
-    );
+    let s = simulate(&common::hybrid(
+        "30s",
+        &[
+            r#"name = "L1", rate = "20Mbit", rtt = "20ms", down = [{ from = "0s", to = "5s" }]"#,
+            r#"name = "L2", rate = "20Mbit", rtt = "20ms""#,
+        ],
+        r#"cc = "lia", size = "30MB", verify_payload = true"#,
+    ));
     let f = &s.flows[0];
     let (l1, l2) = (f.subflows[0].bytes_delivered, f.subflows[1].bytes_delivered);
     println!("30 MB in {:?} s; L1 carried {l1} B, L2 {l2} B", f.completion_time_s);
