@@ -25,15 +25,12 @@ pub enum Event {
     Sample,
 }
 
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Key {
-    time: Instant,
-    seq: u64,
-}
-
+/// One queued event, ordered by `key`: the time in nanoseconds in the high
+/// 64 bits and the insertion sequence in the low 64, so one integer
+/// comparison orders by (time, seq).
 #[derive(Debug)]
 struct Entry {
-    key: Key,
+    key: u128,
     event: Event,
 }
 
@@ -63,11 +60,12 @@ pub struct EventQueue {
 impl EventQueue {
     pub fn push(&mut self, time: Instant, event: Event) {
         self.seq += 1;
-        self.heap.push(Reverse(Entry { key: Key { time, seq: self.seq }, event }));
+        let key = u128::from(time.as_nanos()) << 64 | u128::from(self.seq);
+        self.heap.push(Reverse(Entry { key, event }));
     }
 
     pub fn pop(&mut self) -> Option<(Instant, Event)> {
-        self.heap.pop().map(|Reverse(e)| (e.key.time, e.event))
+        self.heap.pop().map(|Reverse(e)| (Instant::from_nanos((e.key >> 64) as u64), e.event))
     }
 }
 
