@@ -54,6 +54,15 @@ pub fn table(s: &Summary) -> String {
                 ""
             );
         }
+        let ms = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.1} ms"));
+        let _ = writeln!(
+            out,
+            "  out-of-order queue mean {:.1} kB, max {:.1} kB; write-to-read delay mean {}, p99 {}",
+            f.ooo_bytes_mean / 1e3,
+            f.ooo_bytes_max as f64 / 1e3,
+            ms(f.delay_mean_ms),
+            ms(f.delay_p99_ms)
+        );
         if f.corrupted_bytes > 0 {
             let _ = writeln!(out, "  !! {} corrupted bytes", f.corrupted_bytes);
         }
