@@ -420,9 +420,16 @@ impl Connection {
             timed_out = true;
             let (had_in_flight, first) = (sf.bytes_in_flight() > 0, sf.first_timeout());
             let was_failed = sf.potentially_failed;
+            // Only a zero-window probe was out on a working subflow: its loss
+            // says nothing about the path, and the persist timer probes again.
+            let lone_probe = !had_in_flight && sf.established && !was_failed && sf.retransmit.is_empty();
             let c = &self.config;
             let (min_rto, init_rto, max_rto) = (c.min_rto, c.initial_rto, c.max_rto);
             self.subflows[i].on_rto(now, |s| s.rto(min_rto, init_rto, max_rto));
+            if lone_probe {
+                self.subflows[i].potentially_failed = false;
+                continue;
+            }
             // RFC 5681 §3.1 (and Linux): repeated timeouts of the same data
             // do not lower ssthresh again.
             if had_in_flight && first {

@@ -362,3 +362,36 @@ fn joins_survive_peer_opened_and_removed_subflows() {
     assert!(sent.iter().all(|p| p.subflow != 4));
     assert_eq!(sent.iter().filter(|p| matches!(&p.frame, Frame::Data(d) if d.len == 0)).count(), 3);
 }
+
+/// A lost zero-window probe (review item from stop 5): the subflow's timer
+/// fires with nothing but the probe out; that says nothing about the path,
+/// so the subflow must not be reported failed, and probing goes on.
+#[test]
+fn lost_zero_window_probe_does_not_fail_the_subflow() {
+    let mut a = conn(Config::default(), 1);
+    a.write_zeros(200_000);
+    let mut now = Instant::ZERO;
+    // Fill the peer's 65 535-byte window, acknowledging every round.
+    let mut pn = 0;
+    for _ in 0..20 {
+        pn += drain(&mut a, now).len() as u64;
+        now += Duration::from_millis(20);
+        let acked = a.stats().peer_window_end.min(1448 * pn);
+        a.handle_datagram(now, ack(0, pn, acked, 65_535)).unwrap();
+    }
+    assert!(drain(&mut a, now).is_empty(), "window full, nothing in flight");
+    while a.poll_event().is_some() {}
+    // The persist timer sends a probe; it is lost; then the subflow's timer fires.
+    let t = a.poll_timeout().expect("persist timer");
+    a.handle_timeout(t);
+    let probe = drain(&mut a, t);
+    assert!(matches!(probe.as_slice(), [Packet { frame: Frame::Data(d), .. }] if d.len == 0), "{probe:?}");
+    let t = a.poll_timeout().expect("retransmission timer");
+    a.handle_timeout(t);
+    assert!(!a.subflow_stats(0).unwrap().potentially_failed);
+    assert_eq!(a.poll_event(), None, "no SubflowFailed");
+    // Probing continues.
+    let t = a.poll_timeout().expect("next probe");
+    a.handle_timeout(t);
+    assert!(!drain(&mut a, t).is_empty());
+}
