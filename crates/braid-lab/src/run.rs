@@ -46,7 +46,9 @@ pub struct FlowSummary {
     pub corrupted_bytes: u64,
     /// Bytes queued for reinjection onto another subflow after timeouts.
     pub reinjected_bytes: u64,
-    /// The receiver's buffer at the end of the run (grown when autotuned).
+    /// The sender's and the receiver's buffers at the end of the run
+    /// (grown when autotuned).
+    pub send_buffer_bytes: u64,
     pub recv_buffer_bytes: u64,
     pub ooo_bytes_mean: f64,
     pub ooo_bytes_max: u64,
@@ -184,6 +186,7 @@ pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
                 bytes_delivered: out.delivered,
                 corrupted_bytes: out.corrupted_bytes,
                 reinjected_bytes: sim.sender(f).stats().reinjected_bytes,
+                send_buffer_bytes: sim.sender(f).stats().send_buffer,
                 recv_buffer_bytes: sim.receiver(f).stats().recv_buffer,
                 ooo_bytes_mean: mean(ooo().map(|b| b as f64)).unwrap_or(0.0),
                 ooo_bytes_max: ooo().max().unwrap_or(0),

@@ -398,8 +398,10 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
         subflows.push((idx, f.backup.contains(p)));
     }
     let mut config = Config::default();
-    if let Some(s) = &f.send_buffer {
-        config.send_buffer = cx.field(&key("send_buffer"), parse_size(s))?;
+    match f.send_buffer.as_deref() {
+        Some("auto") => config.send_autotune = true,
+        Some(s) => config.send_buffer = cx.field(&key("send_buffer"), parse_size(s))?,
+        None => {}
     }
     match f.recv_buffer.as_deref() {
         Some("auto") => config.recv_autotune = true,

@@ -1,4 +1,13 @@
-//! Receive-buffer autotuning: Linux's dynamic right-sizing
+//! Buffer autotuning.
+//!
+//! Send side: seed 003's eq. 2 (and Barré et al.'s rule for MPTCP), a
+//! buffer of `2 * max_i RTT_i * sum_i bandwidth_i`, with each subflow's
+//! bandwidth estimated as `cwnd_i / SRTT_i`: one round trip of the slowest
+//! subflow to keep every subflow busy, and as much again to keep sending
+//! while a segment is retransmitted. It starts at [`SEND_AUTOTUNE_INITIAL`]
+//! and never shrinks.
+//!
+//! Receive side: Linux's dynamic right-sizing
 //! (`tcp_rcv_space_adjust` and `tcp_rcv_rtt_measure`, Linux 4.19, the base
 //! of MPTCP v0.96), applied to the connection-level buffer.
 //!
@@ -19,8 +28,20 @@
 
 use crate::time::{Duration, Instant};
 
-/// Where autotuning starts: Linux's default `tcp_rmem[1]`.
+/// Where receive autotuning starts: Linux's default `tcp_rmem[1]`.
 pub const AUTOTUNE_INITIAL: u64 = 128 * 1024;
+
+/// Where send autotuning starts: enough for an initial window of 10
+/// segments on several subflows.
+pub const SEND_AUTOTUNE_INITIAL: u64 = 64 * 1024;
+
+/// Seed 003 eq. 2 for subflows given as (cwnd bytes, SRTT): `2 * max RTT *
+/// sum(cwnd / SRTT)`, in bytes; 0 without RTT samples.
+pub fn send_buffer_target(paths: impl Iterator<Item = (u64, Duration)> + Clone) -> u64 {
+    let max_rtt = paths.clone().map(|(_, r)| r.as_secs_f64()).fold(0.0, f64::max);
+    let rate: f64 = paths.filter(|(_, r)| *r > Duration::ZERO).map(|(w, r)| w as f64 / r.as_secs_f64()).sum();
+    (2.0 * max_rtt * rate) as u64
+}
 
 #[derive(Clone, Debug)]
 pub struct RecvAutotune {
@@ -94,6 +115,14 @@ mod tests {
 
     fn at(ms: u64) -> Instant {
         Instant::ZERO + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn send_target_is_twice_the_sum_of_rates_over_the_longest_rtt() {
+        let ms = Duration::from_millis;
+        // 100 kB / 10 ms + 50 kB / 100 ms = 10.5 MB/s; x 2 x 100 ms = 2.1 MB.
+        assert_eq!(send_buffer_target([(100_000, ms(10)), (50_000, ms(100))].into_iter()), 2_100_000);
+        assert_eq!(send_buffer_target(std::iter::empty()), 0);
     }
 
     #[test]

@@ -20,8 +20,12 @@ pub struct Config {
     pub max_ack_delay: Duration,
     /// Packets acknowledged above a missing one before it counts as lost.
     pub dupthresh: u64,
-    /// Connection-level send buffer in bytes.
+    /// Connection-level send buffer in bytes; the ceiling when
+    /// `send_autotune` is on.
     pub send_buffer: u64,
+    /// Start the send buffer small and grow it to twice the subflows'
+    /// summed rate times the longest RTT (seed 003 eq. 2).
+    pub send_autotune: bool,
     /// Connection-level receive buffer in bytes (sets the window); the
     /// ceiling when `recv_autotune` is on.
     pub recv_buffer: u64,
@@ -49,6 +53,7 @@ impl Default for Config {
             dupthresh: 3,
             // Linux tcp_wmem / tcp_rmem maxima.
             send_buffer: 4 * 1024 * 1024,
+            send_autotune: false,
             recv_buffer: 6 * 1024 * 1024,
             recv_autotune: false,
             opportunistic_retransmission: None,

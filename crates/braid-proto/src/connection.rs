@@ -24,7 +24,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::autotune::{RecvAutotune, AUTOTUNE_INITIAL};
+use crate::autotune::{send_buffer_target, RecvAutotune, AUTOTUNE_INITIAL, SEND_AUTOTUNE_INITIAL};
 use crate::cc::{AckSample, Controller, PathView};
 use crate::config::Config;
 use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, DATA_HEADER_BYTES};
@@ -82,6 +82,8 @@ pub struct ConnectionStats {
     pub peer_window_end: u64,
     /// This side's receive buffer now (it grows when autotuned).
     pub recv_buffer: u64,
+    /// This side's send buffer now (it grows when autotuned).
+    pub send_buffer: u64,
 }
 
 #[derive(Debug)]
@@ -126,7 +128,11 @@ pub struct Connection {
 
 impl Connection {
     pub fn new(config: Config, cc: Box<dyn Controller>, sched: Box<dyn Scheduler>) -> Self {
-        let send = SendBuffer::new(config.send_buffer);
+        let send = SendBuffer::new(if config.send_autotune {
+            SEND_AUTOTUNE_INITIAL.min(config.send_buffer)
+        } else {
+            config.send_buffer
+        });
         let autotune =
             config.recv_autotune.then(|| RecvAutotune::new(AUTOTUNE_INITIAL, config.recv_buffer, config.mss));
         let recv = RecvBuffer::new(if autotune.is_some() {
@@ -260,6 +266,7 @@ impl Connection {
             invalid_packets: self.invalid_packets,
             peer_window_end: self.peer_window_end,
             recv_buffer: self.recv.capacity(),
+            send_buffer: self.send.capacity(),
         }
     }
 
@@ -370,11 +377,23 @@ impl Connection {
                 prior_delivered: out.prior_delivered,
             };
             self.cc.on_ack(i, &sample, &self.path_views);
+            if self.config.send_autotune {
+                self.autotune_send_buffer();
+            }
             while let Some(closed) = self.cc.take_closed_path() {
                 self.remove_subflow(closed);
                 self.events.push_back(Event::SubflowClosed { subflow: closed });
             }
         }
+    }
+
+    fn autotune_send_buffer(&mut self) {
+        let cc = &self.cc;
+        let paths = (0..self.subflows.len())
+            .filter(|&i| self.subflows[i].active)
+            .filter_map(|i| Some((cc.window(i), self.subflows[i].rtt.srtt()?)));
+        let target = send_buffer_target(paths).min(self.config.send_buffer);
+        self.send.grow(target);
     }
 
     fn refresh_path_views(&mut self) {
@@ -611,7 +630,7 @@ impl Connection {
                         sf.mark_app_limited();
                     }
                     let room = self.send.room();
-                    (2 * room < self.config.send_buffer - room, room == 0)
+                    (2 * room < self.send.capacity() - room, room == 0)
                 } else {
                     if !self.window_stalled {
                         // Data waits for the peer's window: head-of-line blocking.

@@ -40,6 +40,13 @@ impl SendBuffer {
     pub fn backlog(&self) -> u64 {
         self.end - self.nxt
     }
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    /// Enlarges the buffer (autotuning); it never shrinks.
+    pub fn grow(&mut self, capacity: u64) {
+        self.capacity = self.capacity.max(capacity);
+    }
     /// Room the application may still write into.
     pub fn room(&self) -> u64 {
         self.capacity.saturating_sub(self.end - self.una)
