@@ -439,14 +439,10 @@ impl Connection {
             timed_out = true;
             let (had_in_flight, first) = (sf.bytes_in_flight() > 0, sf.first_timeout());
             let was_failed = sf.potentially_failed;
-            // Only a zero-window probe was out on a working subflow: its loss
-            // says nothing about the path, and the persist timer probes again.
-            let lone_probe = !had_in_flight && sf.established && !was_failed && sf.retransmit.is_empty();
             let c = &self.config;
             let (min_rto, init_rto, max_rto) = (c.min_rto, c.initial_rto, c.max_rto);
-            self.subflows[i].on_rto(now, |s| s.rto(min_rto, init_rto, max_rto));
-            if lone_probe {
-                self.subflows[i].potentially_failed = false;
+            if !self.subflows[i].on_rto(now, |s| s.rto(min_rto, init_rto, max_rto)) {
+                // A lost zero-window probe: the persist timer probes again.
                 continue;
             }
             // RFC 5681 §3.1 (and Linux): repeated timeouts of the same data
@@ -500,10 +496,9 @@ impl Connection {
     }
 
     fn best_usable_subflow(&self) -> Option<usize> {
-        let usable = |s: &&Subflow| s.active && s.established && !s.potentially_failed;
         let pick = |s: &Subflow| s.rtt.srtt().unwrap_or_default();
         (0..self.subflows.len())
-            .filter(|&i| usable(&&self.subflows[i]))
+            .filter(|&i| self.subflows[i].usable())
             .min_by_key(|&i| (pick(&self.subflows[i]), i))
             .or_else(|| self.subflows.iter().position(|s| s.active))
     }
@@ -752,12 +747,10 @@ impl Connection {
         let mss = self.config.mss;
         let len = (self.send.nxt() - una).min(u64::from(mss)) as u32;
         let srtt = |i: usize| self.subflows[i].rtt.srtt();
-        let usable = |i: usize| {
-            let s = &self.subflows[i];
-            s.active && s.established && !s.potentially_failed && s.rtt.srtt().is_some()
-        };
         let n = self.subflows.len();
-        let fast = (0..n).filter(|&i| usable(i) && self.window_space(i, len)).min_by_key(|&i| (srtt(i), i))?;
+        let fast = (0..n)
+            .filter(|&i| self.subflows[i].usable() && srtt(i).is_some() && self.window_space(i, len))
+            .min_by_key(|&i| (srtt(i), i))?;
         let holder = (0..n).find(|&i| i != fast && self.subflows[i].active && self.subflows[i].carries(una))?;
         let (fast_rtt, holder_rtt) = (srtt(fast)?, srtt(holder)?);
         if fast_rtt >= holder_rtt {

@@ -373,9 +373,18 @@ impl Subflow {
         self.base_pn
     }
 
+    /// Can carry data: open, joined, and not suspected dead.
+    pub fn usable(&self) -> bool {
+        self.active && self.established && !self.potentially_failed
+    }
+
     /// The retransmission timer fired: everything in flight is lost and
-    /// queued for retransmission here.
-    pub fn on_rto(&mut self, now: Instant, rto: impl Fn(&Self) -> Duration) {
+    /// queued for retransmission here. Returns whether the path is now
+    /// suspect (`potentially_failed`): not when only a zero-length probe
+    /// was out on a working subflow (a zero-window probe), whose loss says
+    /// nothing about the path.
+    pub fn on_rto(&mut self, now: Instant, rto: impl Fn(&Self) -> Duration) -> bool {
+        let lone_probe = self.usable() && self.bytes_in_flight == 0 && self.retransmit.is_empty();
         self.counters.rtos += 1;
         for p in self.sent.iter_mut().filter(|p| p.state == State::InFlight) {
             p.state = State::Lost;
@@ -388,10 +397,11 @@ impl Subflow {
         self.loss_scan_pn = self.next_pn;
         self.pop_resolved();
         self.recovery_end = Some(self.next_pn);
-        self.potentially_failed = true;
+        self.potentially_failed |= !lone_probe;
         self.rto_backoff += 1;
         // Keep the timer running so a failed path keeps being probed.
         self.rto_deadline = Some(now + rto(self));
+        !lone_probe
     }
 
     /// True until the first retransmission timeout of a series (the backoff

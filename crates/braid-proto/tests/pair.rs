@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use braid_proto::{cc, sched, AckFrame, Config, Connection, DataFrame, Duration, Frame, Instant, Packet};
-use common::Rng;
+use common::{read_all, Rng};
 
 fn pair(paths: usize, config: Config) -> (Connection, Connection) {
     let make = || Connection::new(config.clone(), cc::by_name("lia").unwrap(), sched::by_name("minrtt").unwrap());
@@ -27,16 +27,9 @@ fn transfer(data: &[u8], delays_ms: &[u64], loss: &[f64], seed: u64) -> (Vec<u8>
     // In flight: (arrival time, sequence) -> (to b?, packet)
     let mut wire: BTreeMap<(Instant, u64), (bool, Packet)> = BTreeMap::new();
     let (mut now, mut seq, mut written, mut got) = (Instant::ZERO, 0u64, 0usize, Vec::new());
-    let mut buf = vec![0u8; 65536];
     for _ in 0..10_000_000 {
         written += a.write(&data[written..]);
-        loop {
-            let n = b.read(&mut buf);
-            if n == 0 {
-                break;
-            }
-            got.extend_from_slice(&buf[..n]);
-        }
+        read_all(&mut b, &mut got);
         if got.len() == data.len() {
             return (got, now);
         }

@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use braid_proto::{cc, sched, Config, Connection, Duration, Frame, Instant, Packet};
-use common::Rng;
+use common::{read_all, Rng};
 
 /// One random case: paths with random delays and loss, random buffers, and
 /// a bulk or an application-limited writer (a few bytes per event).
@@ -33,18 +33,11 @@ fn check(scheduler: &str, seed: u64) {
     let data: Vec<u8> = (0..300_000).map(|_| rng.next() as u8).collect();
     let mut wire: BTreeMap<(Instant, u64), (bool, Packet)> = BTreeMap::new();
     let (mut now, mut seq, mut written, mut got) = (Instant::ZERO, 0u64, 0usize, Vec::new());
-    let mut buf = vec![0u8; 65_536];
     let case = format!("{scheduler} seed {seed}: delays {delays:?} loss {loss:?} app-limited {app_limited}");
     for _ in 0..2_000_000 {
         let upto = if app_limited { data.len().min(written + rng.below(3_000) as usize) } else { data.len() };
         written += a.write(&data[written..upto]);
-        loop {
-            let n = b.read(&mut buf);
-            if n == 0 {
-                break;
-            }
-            got.extend_from_slice(&buf[..n]);
-        }
+        read_all(&mut b, &mut got);
         if got.len() == data.len() {
             assert!(got == data, "{case}: stream corrupted");
             let new: u64 = (0..n_paths).map(|i| b.subflow_stats(i).unwrap().counters.bytes_received_new).sum();

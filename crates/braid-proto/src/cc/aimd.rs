@@ -4,7 +4,7 @@
 //! RTO reset, and asks its [`WindowRule`] only for the congestion-avoidance
 //! increase and the loss decrease.
 
-use super::window::Window;
+use super::window::{self, Window};
 use super::{deactivate, install, AckSample, Controller, PathView};
 use crate::time::Instant;
 
@@ -83,15 +83,13 @@ impl<R: WindowRule> Controller for Aimd<R> {
         }
     }
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
-        if let Some(w) = self.windows.get_mut(path).filter(|w| w.active) {
-            w.penalize();
-        }
+        window::penalize(&mut self.windows, path);
     }
     fn window(&self, path: usize) -> u64 {
-        self.windows.get(path).map_or(0, Window::bytes)
+        window::window_bytes(&self.windows, path)
     }
     fn ssthresh(&self, path: usize) -> u64 {
-        self.windows.get(path).map_or(u64::MAX, Window::ssthresh_bytes)
+        window::ssthresh_bytes(&self.windows, path)
     }
 }
 

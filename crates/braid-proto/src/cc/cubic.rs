@@ -16,8 +16,8 @@
 //! plain RFC 5681 for every controller). RTT is the subflow's smoothed RTT.
 //! Windows are f64 segments rather than Linux's scaled integers.
 
-use super::window::Window;
-use super::{deactivate, install, AckSample, Controller, PathSlot, PathView};
+use super::window::{self, Window, Windowed};
+use super::{deactivate, install, AckSample, Controller, PathView};
 use crate::time::Instant;
 
 /// RFC 9438 constants.
@@ -92,9 +92,12 @@ impl CubicPath {
     }
 }
 
-impl PathSlot for CubicPath {
-    fn deactivate(&mut self) {
-        self.window.active = false;
+impl Windowed for CubicPath {
+    fn window(&self) -> &Window {
+        &self.window
+    }
+    fn window_mut(&mut self) -> &mut Window {
+        &mut self.window
     }
 }
 
@@ -141,15 +144,13 @@ impl Controller for Cubic {
     /// Linux halves `snd_cwnd` under the module and leaves CUBIC's state
     /// (W_max, epoch) alone; so does Braid.
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
-        if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
-            p.window.penalize();
-        }
+        window::penalize(&mut self.paths, path);
     }
     fn window(&self, path: usize) -> u64 {
-        self.paths.get(path).map_or(0, |p| p.window.bytes())
+        window::window_bytes(&self.paths, path)
     }
     fn ssthresh(&self, path: usize) -> u64 {
-        self.paths.get(path).map_or(u64::MAX, |p| p.window.ssthresh_bytes())
+        window::ssthresh_bytes(&self.paths, path)
     }
 }
 

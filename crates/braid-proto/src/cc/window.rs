@@ -69,9 +69,42 @@ impl Window {
     }
 }
 
-impl super::PathSlot for Window {
+/// Controller state that keeps one [`Window`] per subflow, so the
+/// window-level callbacks are written once for all such controllers.
+pub(crate) trait Windowed {
+    fn window(&self) -> &Window;
+    fn window_mut(&mut self) -> &mut Window;
+}
+
+impl<T: Windowed + Clone> super::PathSlot for T {
     fn deactivate(&mut self) {
-        self.active = false;
+        self.window_mut().active = false;
+    }
+}
+
+impl Windowed for Window {
+    fn window(&self) -> &Window {
+        self
+    }
+    fn window_mut(&mut self) -> &mut Window {
+        self
+    }
+}
+
+/// Congestion window of `path` in bytes (0 for an unknown path).
+pub(crate) fn window_bytes<T: Windowed>(paths: &[T], path: usize) -> u64 {
+    paths.get(path).map_or(0, |p| p.window().bytes())
+}
+
+/// Slow-start threshold of `path` in bytes (unbounded for an unknown path).
+pub(crate) fn ssthresh_bytes<T: Windowed>(paths: &[T], path: usize) -> u64 {
+    paths.get(path).map_or(u64::MAX, |p| p.window().ssthresh_bytes())
+}
+
+/// Applies the kernel's penalty to `path` if it is active.
+pub(crate) fn penalize<T: Windowed>(paths: &mut [T], path: usize) {
+    if let Some(p) = paths.get_mut(path).filter(|p| p.window().active) {
+        p.window_mut().penalize();
     }
 }
 

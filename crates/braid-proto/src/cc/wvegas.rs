@@ -28,8 +28,8 @@
 //! a round ends when an ACK covers a packet sent after the round began
 //! (delivered counts) rather than at `snd_nxt`.
 
-use super::window::Window;
-use super::{deactivate, install, AckSample, Controller, PathSlot, PathView};
+use super::window::{self, Window, Windowed};
+use super::{deactivate, install, AckSample, Controller, PathView};
 use crate::time::Instant;
 
 /// Sum of the subflows' alphas, in packets.
@@ -115,9 +115,12 @@ impl VegasPath {
     }
 }
 
-impl PathSlot for VegasPath {
-    fn deactivate(&mut self) {
-        self.window.active = false;
+impl Windowed for VegasPath {
+    fn window(&self) -> &Window {
+        &self.window
+    }
+    fn window_mut(&mut self) -> &mut Window {
+        &mut self.window
     }
 }
 
@@ -198,15 +201,13 @@ impl Controller for WVegas {
         }
     }
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
-        if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
-            p.window.penalize();
-        }
+        window::penalize(&mut self.paths, path);
     }
     fn window(&self, path: usize) -> u64 {
-        self.paths.get(path).map_or(0, |p| p.window.bytes())
+        window::window_bytes(&self.paths, path)
     }
     fn ssthresh(&self, path: usize) -> u64 {
-        self.paths.get(path).map_or(u64::MAX, |p| p.window.ssthresh_bytes())
+        window::ssthresh_bytes(&self.paths, path)
     }
 }
 

@@ -18,7 +18,7 @@
 //! normally gives one, as the kernel's SYN exchange does), BLEST sends as
 //! minRTT would.
 
-use super::{fast_or_slow, Decision, FastOrSlow, SchedConn, SchedPath, Scheduler};
+use super::{send_or_wait, Decision, SchedConn, SchedPath, Scheduler};
 use crate::time::Instant;
 
 pub const BLEST_LAMBDA_INITIAL: f64 = 1.2;
@@ -66,19 +66,12 @@ impl Scheduler for Blest {
     }
 
     fn select(&mut self, conn: &SchedConn, paths: &[SchedPath]) -> Decision {
-        let (f, s) = match fast_or_slow(paths) {
-            FastOrSlow::Go(i) => return Decision::Send(i),
-            FastOrSlow::Nothing => return Decision::Wait,
-            FastOrSlow::Choose { fast, slow } => (fast, slow),
-        };
-        let (fp, sp) = (&paths[f], &paths[s]);
-        self.update_lambda(conn, sp);
-        let room = conn.send_window as f64 - f64::from(sp.mss) * (sp.in_flight_segments() + 1.0);
-        if blest_fast_bytes(fp, sp) * self.lambda > room {
-            Decision::Wait
-        } else {
-            Decision::Send(s)
-        }
+        send_or_wait(paths, |f, s| {
+            let (fp, sp) = (&paths[f], &paths[s]);
+            self.update_lambda(conn, sp);
+            let room = conn.send_window as f64 - f64::from(sp.mss) * (sp.in_flight_segments() + 1.0);
+            blest_fast_bytes(fp, sp) * self.lambda > room
+        })
     }
 }
 

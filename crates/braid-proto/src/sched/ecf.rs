@@ -27,7 +27,7 @@
 //! subflow among all that can send, backup and potentially failed ones
 //! included; Braid among those the scheduler may use.
 
-use super::{fast_or_slow, Decision, FastOrSlow, SchedConn, SchedPath, Scheduler};
+use super::{send_or_wait, Decision, SchedConn, SchedPath, Scheduler};
 
 /// Hysteresis that keeps ECF from flapping between waiting and sending.
 pub const ECF_BETA: f64 = 0.25;
@@ -73,17 +73,10 @@ impl Scheduler for Ecf {
     }
 
     fn select(&mut self, conn: &SchedConn, paths: &[SchedPath]) -> Decision {
-        let (f, s) = match fast_or_slow(paths) {
-            FastOrSlow::Go(i) => return Decision::Send(i),
-            FastOrSlow::Nothing => return Decision::Wait,
-            FastOrSlow::Choose { fast, slow } => (fast, slow),
-        };
-        let k = conn.backlog as f64 / f64::from(paths[f].mss.max(1));
-        if self.should_wait(&paths[f], &paths[s], k) {
-            Decision::Wait
-        } else {
-            Decision::Send(s)
-        }
+        send_or_wait(paths, |f, s| {
+            let k = conn.backlog as f64 / f64::from(paths[f].mss.max(1));
+            self.should_wait(&paths[f], &paths[s], k)
+        })
     }
 }
 

@@ -124,6 +124,19 @@ pub fn fast_or_slow(paths: &[SchedPath]) -> FastOrSlow {
     FastOrSlow::Choose { fast, slow }
 }
 
+/// The decision of a scheduler that may wait for the fastest subflow:
+/// follow [`fast_or_slow`], and where there is a choice ask `wait(fast,
+/// slow)` whether to hold the segment for `fast` rather than send it on
+/// `slow`.
+pub fn send_or_wait(paths: &[SchedPath], wait: impl FnOnce(usize, usize) -> bool) -> Decision {
+    match fast_or_slow(paths) {
+        FastOrSlow::Go(i) => Decision::Send(i),
+        FastOrSlow::Nothing => Decision::Wait,
+        FastOrSlow::Choose { fast, slow } if wait(fast, slow) => Decision::Wait,
+        FastOrSlow::Choose { slow, .. } => Decision::Send(slow),
+    }
+}
+
 /// A scheduler's answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {

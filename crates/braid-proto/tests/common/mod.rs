@@ -19,3 +19,15 @@ impl Rng {
         ((self.next() >> 11) as f64 / (1u64 << 53) as f64) < p
     }
 }
+
+/// Reads everything `conn` has in order onto the end of `got`.
+pub fn read_all(conn: &mut braid_proto::Connection, got: &mut Vec<u8>) {
+    let mut buf = [0u8; 16_384];
+    loop {
+        let n = conn.read(&mut buf);
+        if n == 0 {
+            return;
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+}
