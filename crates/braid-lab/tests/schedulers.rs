@@ -204,6 +204,7 @@ fn redundant_gives_the_lowest_delay_on_lossy_paths() {
             let (mean, p99) = (f.delay_mean_ms.unwrap(), f.delay_p99_ms.unwrap());
             println!("{name:<9} {:.2} Mbit/s, delay mean {mean:.1} ms, p99 {p99:.1} ms", f.goodput_mbps);
             assert!((f.goodput_mbps - 2.0).abs() < 0.05, "{name}: {:.2} Mbit/s", f.goodput_mbps);
+            assert_eq!(f.app_rate_mbps, Some(2.0));
             (name, f.goodput_mbps, mean, p99)
         })
         .collect();

@@ -136,6 +136,19 @@ fn default_run_prints_json_and_writes_results() {
         assert!(svg.contains(panel), "panel {panel}");
     }
     assert!(svg.contains("mptcp L1") && svg.contains("mptcp L2"), "one line per subflow");
+    // Bulk application, fixed buffers: the summary says so.
+    assert_eq!(flow["app_rate_mbps"], serde_json::Value::Null);
+    assert_eq!(
+        (flow["send_buffer_bytes"].as_u64(), flow["recv_buffer_bytes"].as_u64()),
+        (Some(4 << 20), Some(6 << 20))
+    );
+}
+
+#[test]
+fn table_shows_reordering_and_delay_per_flow() {
+    let (out, err) = text(&braid(&["run", "--duration", "2s", "--quiet"]));
+    let line = out.lines().find(|l| l.contains("out-of-order queue mean")).unwrap_or_else(|| panic!("{out}{err}"));
+    assert!(line.contains("write-to-read delay mean") && line.contains("p99"), "{line}");
 }
 
 #[test]
