@@ -8,6 +8,7 @@ mod delay;
 mod event;
 mod link;
 mod metrics;
+mod payload;
 mod sim;
 mod source;
 pub mod topology;

@@ -13,13 +13,14 @@
 use std::collections::VecDeque;
 
 use braid_proto::{cc, sched, Config, Connection, Instant, Packet};
-use rand::{RngCore, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::delay::DelayHistogram;
 use crate::event::{Event, EventQueue};
 use crate::link::{Link, Offer};
 use crate::metrics::{LinkSample, Recorder, SubflowSample};
+use crate::payload::PayloadStream;
 use crate::source::{Source, MIN_WAKE_GAP};
 use crate::topology::Topology;
 use braid_proto::Duration;
@@ -92,7 +93,7 @@ struct Endpoint {
     routes: Vec<u32>,
     timer_at: Option<Instant>,
     /// Pseudo-random payload stream (sender generates, receiver checks).
-    payload_rng: Option<ChaCha8Rng>,
+    payload: Option<PayloadStream>,
 }
 
 /// What happened to one flow.
@@ -220,11 +221,7 @@ impl Sim {
             fwd.push(self.add_route(&forward));
             rev.push(self.add_route(&reverse));
         }
-        let rng = spec.verify_payload.then(|| {
-            let mut r = ChaCha8Rng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
-            r.set_stream(u64::from(f));
-            r
-        });
+        let payload = spec.verify_payload.then(|| PayloadStream::new(seed, f));
         let sender = self.endpoints.len() as u32;
         self.endpoints.push(Endpoint {
             conn: tx,
@@ -232,16 +229,9 @@ impl Sim {
             sender: true,
             routes: fwd,
             timer_at: None,
-            payload_rng: rng.clone(),
+            payload: payload.clone(),
         });
-        self.endpoints.push(Endpoint {
-            conn: rx,
-            flow: f,
-            sender: false,
-            routes: rev,
-            timer_at: None,
-            payload_rng: rng,
-        });
+        self.endpoints.push(Endpoint { conn: rx, flow: f, sender: false, routes: rev, timer_at: None, payload });
         self.events.push(spec.start, Event::FlowStart { flow: sender / 2 });
         Ok(())
     }
@@ -462,10 +452,10 @@ impl Sim {
             if want == 0 {
                 return;
             }
-            out.written += match ep.payload_rng.as_mut() {
-                Some(rng) => {
+            out.written += match ep.payload.as_mut() {
+                Some(stream) => {
                     self.scratch.resize(want as usize, 0);
-                    rng.fill_bytes(&mut self.scratch);
+                    stream.fill(out.written, &mut self.scratch);
                     ep.conn.write(&self.scratch) as u64
                 }
                 None => ep.conn.write_zeros(want),
@@ -477,12 +467,12 @@ impl Sim {
             }
             return;
         }
-        let n = match ep.payload_rng.as_mut() {
-            Some(rng) => {
+        let n = match ep.payload.as_mut() {
+            Some(stream) => {
                 self.scratch.resize(ep.conn.readable() as usize, 0);
                 let n = ep.conn.read(&mut self.scratch);
                 self.check.resize(n, 0);
-                rng.fill_bytes(&mut self.check);
+                stream.fill(out.delivered, &mut self.check);
                 out.corrupted_bytes += self.scratch[..n].iter().zip(&self.check).filter(|(a, b)| a != b).count() as u64;
                 n as u64
             }
