@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::autotune::{send_buffer_target, RecvAutotune, AUTOTUNE_INITIAL, SEND_AUTOTUNE_INITIAL};
 use crate::cc::{AckSample, Controller, PathView};
 use crate::config::Config;
-use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, DATA_HEADER_BYTES};
+use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError};
 use crate::recv_buffer::{Chunk, RecvBuffer};
 use crate::sched::{Decision, SchedConn, SchedPath, Scheduler};
 use crate::send_buffer::SendBuffer;
@@ -101,8 +101,9 @@ pub struct Connection {
     reinject: BTreeMap<u64, u32>,
     reinjected_bytes: u64,
     invalid_packets: u64,
-    /// The peer's receive window right edge.
-    peer_window_end: u64,
+    /// The peer's receive window right edge; `None` until its first ACK
+    /// states it (that ACK answers the join, before any data is sent).
+    peer_window: Option<u64>,
     /// Window edge last advertised, to decide when a window update is due.
     advertised_window_end: u64,
     /// Probe timer for a zero receive window with nothing in flight.
@@ -114,6 +115,8 @@ pub struct Connection {
     window_stalls: u64,
     /// Opportunistic retransmission and penalisation are on.
     opportunistic: bool,
+    /// End of the last new-data segment shorter than the MSS (Nagle).
+    short_sent_end: u64,
     /// The Data ACK last re-sent opportunistically (once per blocking segment).
     last_opportunistic: Option<u64>,
     persist_backoff: u32,
@@ -140,9 +143,6 @@ impl Connection {
         } else {
             config.recv_buffer
         });
-        // Until the peer's first ACK states its window, assume TCP's largest
-        // unscaled one rather than trusting the peer to be configured like us.
-        let peer_window_end = INITIAL_PEER_WINDOW;
         let opportunistic = config.opportunistic_retransmission.unwrap_or(sched.opportunistic_by_default());
         Connection {
             advertised_window_end: recv.window_end(),
@@ -156,12 +156,13 @@ impl Connection {
             reinject: BTreeMap::new(),
             reinjected_bytes: 0,
             invalid_packets: 0,
-            peer_window_end,
+            peer_window: None,
             persist_deadline: None,
             pacing_wakeup: None,
             window_stalled: false,
             window_stalls: 0,
             opportunistic,
+            short_sent_end: 0,
             last_opportunistic: None,
             persist_backoff: 0,
             unjoined: 0,
@@ -264,7 +265,7 @@ impl Connection {
             ooo_bytes: self.recv.ooo_bytes(),
             reinjected_bytes: self.reinjected_bytes,
             invalid_packets: self.invalid_packets,
-            peer_window_end: self.peer_window_end,
+            peer_window_end: self.peer_window_end(),
             recv_buffer: self.recv.capacity(),
             send_buffer: self.send.capacity(),
         }
@@ -346,8 +347,11 @@ impl Connection {
 
     fn on_ack(&mut self, now: Instant, i: usize, a: &AckFrame) {
         self.send.on_data_ack(a.data_ack);
-        if a.window_end > self.peer_window_end {
-            self.peer_window_end = a.window_end;
+        // The first ACK states the window, even one smaller than assumed;
+        // later ones only widen it (the receiver never shrinks its window, so
+        // a smaller edge is an older ACK overtaken on a faster subflow).
+        if self.peer_window.is_none_or(|w| a.window_end > w) {
+            self.peer_window = Some(a.window_end);
             self.persist_deadline = None;
             self.persist_backoff = 0;
         }
@@ -408,6 +412,13 @@ impl Connection {
             potentially_failed: s.potentially_failed,
             active: s.active,
         }));
+    }
+
+    /// Right edge of the peer's receive window. Until its first ACK states
+    /// it, TCP's largest unscaled window is assumed rather than trusting the
+    /// peer to be configured like us.
+    fn peer_window_end(&self) -> u64 {
+        self.peer_window.unwrap_or(INITIAL_PEER_WINDOW)
     }
 
     fn rto_of(&self, i: usize) -> Duration {
@@ -571,7 +582,12 @@ impl Connection {
         true
     }
 
+    /// A subflow's own retransmissions, oldest first. Small lost segments
+    /// that follow each other go out together, up to one MSS, as Linux's
+    /// `tcp_retrans_try_collapse` merges them: a connection that sent tiny
+    /// segments does not recover them one tiny packet at a time.
     fn poll_retransmission(&mut self, now: Instant) -> Option<Packet> {
+        let mss = u64::from(self.config.mss);
         for i in 0..self.subflows.len() {
             if !self.subflows[i].active {
                 continue;
@@ -581,10 +597,19 @@ impl Connection {
                     self.subflows[i].retransmit.pop_front();
                     continue;
                 };
+                let (mut end, mut take) = (dsn + u64::from(len), 1);
+                for &(d, l) in self.subflows[i].retransmit.iter().skip(1) {
+                    let e = d + u64::from(l);
+                    if d != end || e - dsn > mss {
+                        break;
+                    }
+                    (end, take) = (e, take + 1);
+                }
+                let len = (end - dsn) as u32;
                 if !self.window_space(i, len) || self.paced(now, i) {
                     break;
                 }
-                self.subflows[i].retransmit.pop_front();
+                self.subflows[i].retransmit.drain(..take);
                 self.subflows[i].counters.retransmissions += 1;
                 return Some(self.send_data(now, i, dsn, len));
             }
@@ -592,23 +617,43 @@ impl Connection {
         None
     }
 
-    fn poll_scheduled(&mut self, now: Instant) -> Option<Packet> {
-        let mut next_reinjection = None;
-        while let Some((dsn, len)) = self.reinject.pop_first() {
-            if let Some(part) = self.send.unacked_part(dsn, len) {
-                self.reinject.insert(part.0, part.1);
-                next_reinjection = Some(part);
+    /// The lowest range queued for reinjection that still needs sending,
+    /// merged with the ranges that follow or overlap it up to one MSS.
+    fn next_reinjection(&mut self) -> Option<(u64, u32)> {
+        let mss = u64::from(self.config.mss);
+        let (start, mut end) = loop {
+            let (dsn, len) = self.reinject.pop_first()?;
+            if let Some((d, l)) = self.send.unacked_part(dsn, len) {
+                break (d, d + u64::from(l));
+            }
+        };
+        while let Some(entry) = self.reinject.first_entry() {
+            let (d, e) = (*entry.key(), *entry.key() + u64::from(*entry.get()));
+            let merged = end.max(e);
+            if d > end || (merged > end && merged - start > mss) {
                 break;
             }
+            entry.remove();
+            end = merged;
         }
+        let len = (end - start) as u32;
+        self.reinject.insert(start, len);
+        Some((start, len))
+    }
+
+    fn poll_scheduled(&mut self, now: Instant) -> Option<Packet> {
+        let next_reinjection = self.next_reinjection();
         let mss = u64::from(self.config.mss);
-        let window_room = self.peer_window_end.saturating_sub(self.send.nxt());
+        let window_room = self.peer_window_end().saturating_sub(self.send.nxt());
         let (dsn, len, reinjection) = if let Some((dsn, len)) = next_reinjection {
             (dsn, len, true)
         } else {
             let len = mss.min(self.send.backlog()).min(window_room);
-            if len == 0 || (len < mss.min(self.send.backlog()) && self.any_in_flight()) {
-                // Nothing new to send, or only a runt the window allows.
+            let window_runt = len < mss.min(self.send.backlog()) && self.any_in_flight();
+            let nagle = self.nagle_holds(len);
+            if len == 0 || window_runt || nagle {
+                // Nothing new to send, only a runt the window allows, or a
+                // small segment Nagle's algorithm holds back.
                 if self.sched.copies_in_flight() {
                     // Subflows that lag behind still owe copies of what the
                     // others sent.
@@ -620,7 +665,7 @@ impl Connection {
                 // Blocked by the peer's window (may penalise), or by a send
                 // buffer the application is waiting on (Linux: free space
                 // below half of what is queued; penalise only when full).
-                let (blocked, may_penalise) = if self.send.backlog() == 0 {
+                let (blocked, may_penalise) = if self.send.backlog() == 0 || nagle {
                     for sf in &mut self.subflows {
                         sf.mark_app_limited();
                     }
@@ -650,7 +695,7 @@ impl Connection {
             now,
             backlog: self.send.backlog(),
             window_room,
-            send_window: self.peer_window_end.saturating_sub(self.send.una()),
+            send_window: self.peer_window_end().saturating_sub(self.send.una()),
             window_stalls: self.window_stalls,
         };
         let i = match self.sched.select(&conn, &self.sched_views) {
@@ -665,9 +710,30 @@ impl Connection {
             self.reinject.remove(&dsn);
             self.subflows[i].counters.reinjected_bytes += u64::from(len);
         } else {
-            self.send.take_new(u64::from(len));
+            self.take_new(len);
         }
         Some(self.send_data(now, i, dsn, len))
+    }
+
+    /// Nagle's algorithm as Linux applies it (Minshall's variant,
+    /// `tcp_nagle_check`): a segment shorter than the MSS that is all the
+    /// application has written waits while an earlier short segment is
+    /// unacknowledged, so an application writing a few bytes at a time does
+    /// not send a packet per write. Off with `Config::nodelay` (TCP_NODELAY).
+    fn nagle_holds(&self, len: u64) -> bool {
+        !self.config.nodelay
+            && len < u64::from(self.config.mss)
+            && len == self.send.backlog()
+            && self.short_sent_end > self.send.una()
+    }
+
+    /// Takes `len` new bytes for sending, remembering where the last short
+    /// segment ends (Linux's `snd_sml`) for Nagle's algorithm.
+    fn take_new(&mut self, len: u32) {
+        self.send.take_new(u64::from(len));
+        if len < self.config.mss {
+            self.short_sent_end = self.send.nxt();
+        }
     }
 
     fn refresh_sched_views(&mut self, now: Instant) {
@@ -706,7 +772,7 @@ impl Connection {
         if reinjection {
             self.reinject.remove(&dsn);
         } else {
-            self.send.take_new(u64::from(len));
+            self.take_new(len);
             self.subflows[i].carried_to = self.send.nxt();
         }
         Some(self.send_data(now, i, dsn, len))
@@ -779,7 +845,7 @@ impl Connection {
     /// With data waiting, a closed window and nothing in flight, no ACK will
     /// come to reopen the window: probe after an RTO (RFC 9293 persist timer).
     fn arm_persist(&mut self, now: Instant) {
-        let blocked = self.send.backlog() > 0 && self.send.nxt() >= self.peer_window_end;
+        let blocked = self.send.backlog() > 0 && self.send.nxt() >= self.peer_window_end();
         if !blocked || self.any_in_flight() || self.persist_deadline.is_some() {
             return;
         }
@@ -791,8 +857,12 @@ impl Connection {
     fn send_data(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Packet {
         let rto = self.rto_of(i);
         if let Some(rate) = self.cc.pacing_rate(i).filter(|&r| r > 0) {
-            // Space packets at the pacing rate, counting their wire size.
-            let gap = Duration::from_nanos(u64::from(len + DATA_HEADER_BYTES) * 1_000_000_000 / rate);
+            // Space packets at the pacing rate in payload bytes, the unit the
+            // delivery-rate samples measure. Charging headers too would pace
+            // below the estimated rate, and with small segments (under about
+            // 200 bytes) ProbeBW's 1.25 gain could no longer lift the samples
+            // above the estimate: BBR's bandwidth would decay to nothing.
+            let gap = Duration::from_nanos(u64::from(len) * 1_000_000_000 / rate);
             let sf = &mut self.subflows[i];
             sf.next_send_time = sf.next_send_time.max(now) + gap;
         }
