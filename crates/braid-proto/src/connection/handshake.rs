@@ -2,6 +2,7 @@
 //! once it is established.
 
 use super::Connection;
+use crate::subflow::Lifecycle;
 
 impl Connection {
     /// With data to send, the first subflow opened joins; once one subflow
@@ -10,14 +11,14 @@ impl Connection {
         if self.unjoined == 0 || self.send.backlog() == 0 {
             return;
         }
-        let connected = self.subflows.iter().any(|s| s.established);
-        let first = self.subflows.iter().position(|s| s.active);
+        let connected = self.subflows.iter().any(|s| s.is_established());
+        let first = self.subflows.iter().position(|s| s.is_open());
         // Should the first subflow's join time out (its path is down), the
         // others try too rather than wait on a dead path.
-        let first_failed = first.is_some_and(|i| self.subflows[i].potentially_failed);
+        let first_failed = first.is_some_and(|i| self.subflows[i].potentially_failed());
         for (i, sf) in self.subflows.iter_mut().enumerate() {
             let allowed = connected || first_failed || Some(i) == first;
-            if sf.active && !sf.established && sf.unused() && !sf.probe_pending && allowed {
+            if sf.state == Lifecycle::Joining && sf.unused() && !sf.probe_pending && allowed {
                 sf.probe_pending = true;
                 self.unjoined = self.unjoined.saturating_sub(1);
             }

@@ -200,11 +200,10 @@ impl Connection {
     /// Closes a subflow; its outstanding data is reinjected on the others.
     pub fn remove_subflow(&mut self, i: usize) {
         let Some(sf) = self.subflows.get_mut(i) else { return };
-        if !sf.active {
+        if !sf.is_open() {
             return;
         }
-        sf.active = false;
-        let stranded = sf.abandon();
+        let stranded = sf.close();
         self.queue_reinjection(&stranded);
         self.cc.on_path_removed(i);
     }
@@ -285,7 +284,7 @@ impl Connection {
             srtt: sf.rtt.srtt(),
             min_rtt: sf.rtt.min_rtt(),
             bytes_in_flight: sf.bytes_in_flight(),
-            potentially_failed: sf.potentially_failed,
+            potentially_failed: sf.potentially_failed(),
             backup: sf.backup,
         })
     }
@@ -301,8 +300,8 @@ impl Connection {
             bytes_in_flight: s.bytes_in_flight(),
             mss: s.mss,
             backup: s.backup,
-            potentially_failed: s.potentially_failed,
-            active: s.active,
+            potentially_failed: s.potentially_failed(),
+            active: s.is_open(),
         }));
     }
 
@@ -322,7 +321,7 @@ impl Connection {
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.subflows
             .iter()
-            .filter(|s| s.active)
+            .filter(|s| s.is_open())
             .flat_map(|s| [s.receiver.deadline(), s.rto_deadline()])
             .chain([self.persist_deadline, self.pacing_wakeup])
             .flatten()
@@ -349,6 +348,6 @@ impl Connection {
         (0..self.subflows.len())
             .filter(|&i| self.subflows[i].usable())
             .min_by_key(|&i| (pick(&self.subflows[i]), i))
-            .or_else(|| self.subflows.iter().position(|s| s.active))
+            .or_else(|| self.subflows.iter().position(|s| s.is_open()))
     }
 }

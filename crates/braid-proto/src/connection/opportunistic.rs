@@ -27,7 +27,7 @@ impl Connection {
         let fast = (0..n)
             .filter(|&i| self.subflows[i].usable() && srtt(i).is_some() && self.window_space(i, len))
             .min_by_key(|&i| (srtt(i), i))?;
-        let holder = (0..n).find(|&i| i != fast && self.subflows[i].active && self.subflows[i].carries(una))?;
+        let holder = (0..n).find(|&i| i != fast && self.subflows[i].is_open() && self.subflows[i].carries(una))?;
         let (fast_rtt, holder_rtt) = (srtt(fast)?, srtt(holder)?);
         if fast_rtt >= holder_rtt {
             return None;

@@ -18,11 +18,11 @@ impl Connection {
             return Err(e);
         }
         let i = usize::from(packet.subflow);
-        if !self.subflows.get(i).is_some_and(|s| s.active) {
+        if !self.subflows.get(i).is_some_and(|s| s.is_open()) {
             return Ok(());
         }
-        if !self.subflows[i].established {
-            self.subflows[i].established = true;
+        if !self.subflows[i].is_established() {
+            self.subflows[i].on_established();
             self.subflows[i].penalty_stamp = now;
         }
         match packet.frame {
@@ -80,11 +80,11 @@ impl Connection {
         let cfg = &self.config;
         let (min_rto, init_rto, max_rto, dupthresh) = (cfg.min_rto, cfg.initial_rto, cfg.max_rto, cfg.dupthresh);
         let sf = &mut self.subflows[i];
-        let was_failed = sf.potentially_failed;
+        let was_failed = sf.potentially_failed();
         let prior_in_flight = sf.bytes_in_flight();
         let out = sf.on_ack(now, a, dupthresh, |s| s.rto(min_rto, init_rto, max_rto));
         let in_recovery = sf.in_recovery();
-        if was_failed && !sf.potentially_failed {
+        if was_failed && !sf.potentially_failed() {
             self.events.push_back(Event::SubflowRecovered { subflow: i });
         }
         self.refresh_path_views();
@@ -116,7 +116,7 @@ impl Connection {
     pub(super) fn autotune_send_buffer(&mut self) {
         let cc = &self.cc;
         let paths = (0..self.subflows.len())
-            .filter(|&i| self.subflows[i].active)
+            .filter(|&i| self.subflows[i].is_open())
             .filter_map(|i| Some((cc.window(i), self.subflows[i].rtt.srtt()?)));
         let target = send_buffer_target(paths).min(self.config.send_buffer);
         self.send.grow(target);

@@ -12,12 +12,12 @@ impl Connection {
         let mut timed_out = false;
         for i in 0..self.subflows.len() {
             let sf = &self.subflows[i];
-            if !sf.active || sf.rto_deadline().is_none_or(|d| d > now) {
+            if !sf.is_open() || sf.rto_deadline().is_none_or(|d| d > now) {
                 continue;
             }
             timed_out = true;
             let (had_in_flight, first) = (sf.bytes_in_flight() > 0, sf.first_timeout());
-            let was_failed = sf.potentially_failed;
+            let was_failed = sf.potentially_failed();
             let c = &self.config;
             let (min_rto, init_rto, max_rto) = (c.min_rto, c.initial_rto, c.max_rto);
             if !self.subflows[i].on_rto(now, |s| s.rto(min_rto, init_rto, max_rto)) {
@@ -42,7 +42,7 @@ impl Connection {
                 sf.probe_pending = true;
             }
         }
-        if timed_out && self.subflows.iter().filter(|s| s.active).count() > 1 {
+        if timed_out && self.subflows.iter().filter(|s| s.is_open()).count() > 1 {
             // Linux MPTCP reinjects a timed-out subflow's data on the others.
             // Every failed subflow's whole queue is offered again, so data
             // stranded by an earlier timeout (when no other subflow was usable)
@@ -50,7 +50,7 @@ impl Connection {
             let stranded: Vec<(u64, u32)> = self
                 .subflows
                 .iter()
-                .filter(|s| s.active && s.potentially_failed)
+                .filter(|s| s.potentially_failed())
                 .flat_map(|s| s.retransmit.iter().copied())
                 .collect();
             self.queue_reinjection(&stranded);

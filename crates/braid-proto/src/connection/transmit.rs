@@ -16,7 +16,7 @@ impl Connection {
         }
         self.start_joins();
         for i in 0..self.subflows.len() {
-            if self.subflows[i].active && self.subflows[i].probe_pending {
+            if self.subflows[i].is_open() && self.subflows[i].probe_pending {
                 self.subflows[i].probe_pending = false;
                 return Some(self.send_data(now, i, self.send.nxt(), 0));
             }
@@ -28,7 +28,7 @@ impl Connection {
     }
 
     pub(super) fn poll_ack(&mut self, now: Instant) -> Option<Packet> {
-        let i = self.subflows.iter().position(|s| s.active && s.receiver.ack_due(now))?;
+        let i = self.subflows.iter().position(|s| s.is_open() && s.receiver.ack_due(now))?;
         let (cumulative, sack, sack_len) = self.subflows[i].receiver.take_ack();
         self.advertised_window_end = self.recv.window_end();
         let frame = AckFrame {
@@ -64,7 +64,7 @@ impl Connection {
     pub(super) fn poll_retransmission(&mut self, now: Instant) -> Option<Packet> {
         let mss = u64::from(self.config.mss);
         for i in 0..self.subflows.len() {
-            if !self.subflows[i].active {
+            if !self.subflows[i].is_open() {
                 continue;
             }
             while let Some(&(dsn, len)) = self.subflows[i].retransmit.front() {
@@ -154,7 +154,7 @@ impl Connection {
             Decision::SendAll => return self.send_redundant(now, dsn, len, reinjection),
             Decision::Wait => return None,
         };
-        if !self.subflows.get(i).is_some_and(|s| s.active && s.established) || !self.window_space(i, len) {
+        if !self.subflows.get(i).is_some_and(|s| s.is_established()) || !self.window_space(i, len) {
             return None;
         }
         if reinjection {
@@ -199,8 +199,8 @@ impl Connection {
                 bytes_in_flight: s.bytes_in_flight(),
                 mss: s.mss,
                 backup: s.backup,
-                potentially_failed: s.potentially_failed,
-                active: s.active && s.established,
+                potentially_failed: s.potentially_failed(),
+                active: s.is_established(),
                 paced,
                 delivery_rate: s.last_delivery_rate(),
             });
@@ -247,7 +247,7 @@ impl Connection {
     }
 
     pub(super) fn any_in_flight(&self) -> bool {
-        self.subflows.iter().filter(|s| s.active).any(|s| s.bytes_in_flight() > 0 || !s.retransmit.is_empty())
+        self.subflows.iter().filter(|s| s.is_open()).any(|s| s.bytes_in_flight() > 0 || !s.retransmit.is_empty())
     }
 
     /// With data waiting, a closed window and nothing in flight, no ACK will
