@@ -42,10 +42,31 @@ impl std::fmt::Display for PacketError {
 
 impl std::error::Error for PacketError {}
 
+/// Names a subflow on the wire and in the API: its position in both
+/// endpoints' subflow lists (both open subflows in the same order). One
+/// byte on the wire, so a connection has at most [`SubflowId::LIMIT`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SubflowId(pub u8);
+
+impl SubflowId {
+    /// Most subflows one connection can have.
+    pub const LIMIT: usize = 256;
+
+    /// The id of the subflow at `index`, if one can have it.
+    pub fn from_index(index: usize) -> Option<Self> {
+        u8::try_from(index).ok().map(SubflowId)
+    }
+
+    /// Position in the subflow list.
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Packet {
-    /// Index of the subflow this packet travels on.
-    pub subflow: u8,
+    /// The subflow this packet travels on.
+    pub subflow: SubflowId,
     pub frame: Frame,
 }
 

@@ -33,6 +33,7 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::autotune::{RecvAutotune, AUTOTUNE_INITIAL, SEND_AUTOTUNE_INITIAL};
 use crate::cc::{Controller, PathView};
 use crate::config::Config;
+use crate::packet::SubflowId;
 use crate::recv_buffer::RecvBuffer;
 use crate::sched::{SchedPath, Scheduler};
 use crate::send_buffer::SendBuffer;
@@ -47,12 +48,24 @@ const INITIAL_PEER_WINDOW: u64 = 65_535;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// A subflow's retransmission timer fired; its data was reinjected.
-    SubflowFailed { subflow: usize },
+    SubflowFailed { subflow: SubflowId },
     /// A subflow that had timed out was acknowledged again.
-    SubflowRecovered { subflow: usize },
+    SubflowRecovered { subflow: SubflowId },
     /// The congestion controller closed a subflow (C-MPBBR).
-    SubflowClosed { subflow: usize },
+    SubflowClosed { subflow: SubflowId },
 }
+
+/// A connection has as many subflows as a [`SubflowId`] can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooManySubflows;
+
+impl std::fmt::Display for TooManySubflows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a connection has at most {} subflows", SubflowId::LIMIT)
+    }
+}
+
+impl std::error::Error for TooManySubflows {}
 
 /// A snapshot of one subflow for reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -187,18 +200,25 @@ impl Connection {
         self.sched.name()
     }
 
-    /// Opens a subflow and returns its index. Both endpoints must open their
-    /// subflows in the same order; the index names the subflow on the wire.
-    pub fn add_subflow(&mut self, backup: bool) -> usize {
+    /// Opens a subflow and returns its id. Both endpoints must open their
+    /// subflows in the same order; the id names the subflow on the wire.
+    pub fn add_subflow(&mut self, backup: bool) -> Result<SubflowId, TooManySubflows> {
         let i = self.subflows.len();
+        let id = SubflowId::from_index(i).ok_or(TooManySubflows)?;
         self.subflows.push(Subflow::new(self.config.mss, backup));
         self.unjoined += 1;
         self.cc.on_path_added(i, self.config.mss, self.config.initial_window);
-        i
+        Ok(id)
+    }
+
+    /// The id of subflow `i`, which exists (so its index fits).
+    fn id(i: usize) -> SubflowId {
+        SubflowId::from_index(i).expect("subflow indices fit an id")
     }
 
     /// Closes a subflow; its outstanding data is reinjected on the others.
-    pub fn remove_subflow(&mut self, i: usize) {
+    pub fn remove_subflow(&mut self, id: SubflowId) {
+        let i = id.index();
         let Some(sf) = self.subflows.get_mut(i) else { return };
         if !sf.is_open() {
             return;

@@ -4,7 +4,7 @@
 use super::{Connection, Event};
 use crate::autotune::send_buffer_target;
 use crate::cc::AckSample;
-use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError};
+use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, SubflowId};
 use crate::recv_buffer::Chunk;
 use crate::time::Instant;
 
@@ -17,7 +17,7 @@ impl Connection {
             self.invalid_packets += 1;
             return Err(e);
         }
-        let i = usize::from(packet.subflow);
+        let i = packet.subflow.index();
         if !self.subflows.get(i).is_some_and(|s| s.is_open()) {
             return Ok(());
         }
@@ -85,7 +85,7 @@ impl Connection {
         let out = sf.on_ack(now, a, dupthresh, |s| s.rto(min_rto, init_rto, max_rto));
         let in_recovery = sf.in_recovery();
         if was_failed && !sf.potentially_failed() {
-            self.events.push_back(Event::SubflowRecovered { subflow: i });
+            self.events.push_back(Event::SubflowRecovered { subflow: Self::id(i) });
         }
         self.refresh_path_views();
         if out.congestion_event {
@@ -106,7 +106,7 @@ impl Connection {
             if self.config.send_autotune {
                 self.autotune_send_buffer();
             }
-            while let Some(closed) = self.cc.take_closed_path() {
+            while let Some(closed) = self.cc.take_closed_path().and_then(SubflowId::from_index) {
                 self.remove_subflow(closed);
                 self.events.push_back(Event::SubflowClosed { subflow: closed });
             }

@@ -31,7 +31,7 @@ impl Connection {
                 self.cc.on_rto(now, i, &self.path_views);
             }
             if !was_failed {
-                self.events.push_back(Event::SubflowFailed { subflow: i });
+                self.events.push_back(Event::SubflowFailed { subflow: Self::id(i) });
             }
             // What another subflow already delivered needs no retransmission;
             // with nothing left to re-send, probe the path instead.
