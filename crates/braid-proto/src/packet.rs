@@ -24,7 +24,7 @@ pub const MAX_SEGMENT: u32 = 65_535;
 pub enum PacketError {
     /// A packet or sequence number at or beyond 2^62.
     SequenceOutOfRange,
-    /// `len` exceeds the largest segment, or the payload is longer than `len`.
+    /// `len` exceeds the largest segment, or a payload is not `len` bytes long.
     BadLength,
     /// A SACK block that is empty or reversed.
     BadSackBlock,
@@ -124,7 +124,8 @@ impl Packet {
                 in_range(d.pn)?;
                 in_range(d.pn_floor)?;
                 in_range(d.dsn.saturating_add(u64::from(d.len)))?;
-                if d.len > MAX_SEGMENT || d.payload.len() > d.len as usize {
+                // A payload is all `len` bytes, or absent (synthetic data).
+                if d.len > MAX_SEGMENT || !(d.payload.is_empty() || d.payload.len() == d.len as usize) {
                     return Err(PacketError::BadLength);
                 }
                 Ok(())

@@ -92,6 +92,9 @@ pub struct ConnectionStats {
     pub bytes_read: u64,
     /// Out-of-order bytes held in the receive buffer.
     pub ooo_bytes: u64,
+    /// Out-of-order bytes the receive buffer forgot to bound its
+    /// bookkeeping (a peer leaving holes between tiny segments).
+    pub pruned_bytes: u64,
     /// Bytes queued for reinjection after subflow timeouts.
     pub reinjected_bytes: u64,
     /// Received packets refused as malformed.
@@ -287,6 +290,7 @@ impl Connection {
             bytes_received: self.recv.data_ack(),
             bytes_read: self.recv.bytes_read(),
             ooo_bytes: self.recv.ooo_bytes(),
+            pruned_bytes: self.recv.pruned_bytes(),
             reinjected_bytes: self.reinjected_bytes,
             invalid_packets: self.invalid_packets,
             peer_window_end: self.peer_window_end(),

@@ -5,7 +5,6 @@ use super::{Connection, Event};
 use crate::autotune::send_buffer_target;
 use crate::cc::AckSample;
 use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, SubflowId};
-use crate::recv_buffer::Chunk;
 use crate::time::Instant;
 
 impl Connection {
@@ -47,15 +46,9 @@ impl Connection {
             sf.receiver.request_immediate();
             return;
         }
-        let chunk = if d.payload.is_empty() {
-            Chunk::Zeros(u64::from(d.len))
-        } else {
-            let mut p = d.payload;
-            p.truncate(d.len as usize);
-            Chunk::Bytes(p)
-        };
+        let payload = (!d.payload.is_empty()).then_some(&d.payload[..]);
         let before = self.recv.data_ack();
-        let new = self.recv.insert(d.dsn, chunk);
+        let new = self.recv.insert(d.dsn, u64::from(d.len), payload);
         self.subflows[i].counters.bytes_received_new += new;
         if let Some(a) = self.autotune.as_mut() {
             if self.recv.data_ack() > before {

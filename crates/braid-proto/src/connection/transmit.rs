@@ -4,8 +4,8 @@
 
 use super::Connection;
 use crate::packet::{AckFrame, DataFrame, Frame, Packet};
-use crate::recv_buffer::Chunk;
 use crate::sched::{Decision, SchedConn, SchedPath};
+use crate::send_buffer::Chunk;
 use crate::time::{Duration, Instant};
 
 impl Connection {
