@@ -6,9 +6,11 @@
 //! bursty loss (Bernoulli, short outages), outages up to every path down and
 //! back, queues and buffers from tiny to large, fixed and autotuned buffers,
 //! every controller x scheduler, opportunistic retransmission on and off,
-//! sized bulk transfers and constant-rate sources, all with payload
-//! verification. Every flow must deliver its bytes exactly once, unchanged
-//! and in order. Multipath reordering comes from the paths' unequal delays.
+//! sized bulk transfers and constant-rate sources, short failure timeouts,
+//! all with payload verification. Every flow must deliver its bytes exactly
+//! once, unchanged and in order, or, with every path down past its failure
+//! timeout, report the failure (see [`check`]). Multipath reordering comes
+//! from the paths' unequal delays.
 //!
 //! `cargo test -p braid-lab --test chaos` runs a few hundred cases.
 //! `BRAID_CHAOS_CASES=100000` runs more (on every core), and
@@ -36,6 +38,8 @@ struct Link {
     name: String,
     rate_bps: f64,
     rtt_s: f64,
+    /// Longest a packet can wait in the queue.
+    queue_s: f64,
     toml: String,
 }
 
@@ -46,12 +50,27 @@ fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)]) -> Link {
     if rng.gen_bool(0.5) {
         t += &format!("loss = \"{:.4}%\"\n", log_uniform(rng, 0.01, 5.0));
     }
-    t += &match rng.gen_range(0..4) {
-        0 => format!("queue = \"{}p\"\n", rng.gen_range(1..=1000)),
-        1 => format!("queue = \"{}B\"\n", rng.gen_range(1500..=1_000_000)),
-        2 => format!("queue = \"{:.2}bdp\"\n", log_uniform(rng, 0.05, 5.0)),
-        _ => String::new(),
+    // Queues hold at most 5 s of traffic: deeper ones starve a competing
+    // flow of ACKs for longer than a failure timeout, which is a congestion
+    // collapse, not the path failure this test is about.
+    let cap = (5.0 * rate_bps / 12e3).max(1.0);
+    let (queue, packets) = match rng.gen_range(0..4) {
+        0 => {
+            let n = rng.gen_range(1.0..=1000f64.min(cap)).round();
+            (format!("{n}p"), n)
+        }
+        1 => {
+            let b = rng.gen_range(1500.0..=1e6f64.min(1500.0 * cap)).round();
+            (format!("{b}B"), b / 1500.0)
+        }
+        _ => {
+            let bdp = (rate_bps * rtt_ms / 1e3 / 12e3).max(1e-9);
+            let k = log_uniform(rng, 0.05, 5.0).min(cap / bdp);
+            (format!("{k:.4}bdp"), (k * bdp).max(10.0) + 1.0)
+        }
     };
+    t += &format!("queue = \"{queue}\"\n");
+    let queue_s = packets * 12e3 / rate_bps;
     if rng.gen_bool(0.1) {
         t += "aqm = \"red\"\n";
     }
@@ -60,7 +79,7 @@ fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)]) -> Link {
             outages.iter().map(|(a, b)| format!("{{ from = \"{a:.3}s\", to = \"{b:.3}s\" }}")).collect();
         t += &format!("down = [{}]\n", list.join(", "));
     }
-    Link { name: name.to_string(), rate_bps, rtt_s: rtt_ms / 1e3, toml: t }
+    Link { name: name.to_string(), rate_bps, rtt_s: rtt_ms / 1e3, queue_s, toml: t }
 }
 
 /// Outages for one link within the first `span` seconds: none, a burst of
@@ -119,6 +138,9 @@ fn gen_buffer(rng: &mut ChaCha8Rng, floor: f64) -> String {
 /// One flow's keys, without `paths` or `subflows`.
 /// A window-limited flow moves a buffer per round trip: buffers are at least
 /// large enough to move `size` over paths of up to `max_rtt` seconds in 300 s.
+/// A short failure timeout is set only well above the longest round trip
+/// a full queue allows (`max_rtt` includes queueing), so a slow ACK is not
+/// taken for a dead path.
 fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, slowest_bps: f64, max_rtt: f64) -> String {
     let mss = if rng.gen_bool(0.15) { rng.gen_range(64..=1448) } else { 1448 };
     let mut t = format!(
@@ -142,6 +164,10 @@ fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, slowest_bps: f64, max_r
     }
     if rng.gen_bool(0.2) {
         t += &format!("initial_window = {}\n", rng.gen_range(1..=40));
+    }
+    let shortest_timeout = 4.0 * max_rtt + 1.0;
+    if rng.gen_bool(0.3) && shortest_timeout < 40.0 {
+        t += &format!("failure_timeout = \"{:.3}s\"\n", log_uniform(rng, shortest_timeout, 40.0));
     }
     if rng.gen_bool(0.2) {
         t += &format!("min_rto = \"{}ms\"\n", rng.gen_range(1..=300));
@@ -183,7 +209,7 @@ fn generate(case: u64) -> String {
             t += &format!("[[topology.link]]\n{}", l.toml);
         }
         let slowest = links.iter().map(|l| l.rate_bps).fold(f64::INFINITY, f64::min);
-        let max_rtt = links.iter().map(|l| l.rtt_s).fold(0.0, f64::max);
+        let max_rtt = links.iter().map(|l| l.rtt_s + l.queue_s).fold(0.0, f64::max);
         t += &format!("[[flow]]\n{}", gen_flow(&mut rng, "f", size, slowest, max_rtt));
         let mut paths: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
         paths.shuffle(&mut rng);
@@ -200,7 +226,7 @@ fn generate(case: u64) -> String {
         for k in 0..rng.gen_range(1..=2) {
             let size = if k == 0 { size } else { gen_size(&mut rng) };
             let extra_ms = if rng.gen_bool(0.5) { log_uniform(&mut rng, 0.1, 200.0) } else { 0.0 };
-            let rtt = b.rtt_s + extra_ms / 1e3;
+            let rtt = b.rtt_s + b.queue_s + extra_ms / 1e3;
             t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &format!("f{k}"), size, b.rate_bps, rtt));
             t += &format!("subflows = {}\nextra_rtt = \"{extra_ms:.3}ms\"\n", rng.gen_range(1..=4));
         }
@@ -208,27 +234,111 @@ fn generate(case: u64) -> String {
     t
 }
 
-/// Runs case `case`; the error describes what went wrong.
-fn check(case: u64) -> Result<(), String> {
+/// Merges overlapping intervals, sorted.
+fn union(mut v: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Intervals covered by both `a` and `b`.
+fn intersect(a: &[(f64, f64)], b: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    for &(a0, a1) in a {
+        for &(b0, b1) in b {
+            if a0.max(b0) < a1.min(b1) {
+                out.push((a0.max(b0), a1.min(b1)));
+            }
+        }
+    }
+    union(out)
+}
+
+/// When every path of flow `f` is down (a path is down while any link on
+/// its forward or reverse route is).
+fn all_paths_down(scenario: &braid_lab::Scenario, f: usize) -> Vec<(f64, f64)> {
+    let topo = &scenario.topology;
+    let down = |path: usize| {
+        let p = &topo.paths[path];
+        let links = p.forward.iter().chain(&p.reverse);
+        union(
+            links
+                .flat_map(|&l| topo.links[l].outages.iter().map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64())))
+                .collect(),
+        )
+    };
+    let mut paths = scenario.flows[f].subflows.iter().map(|&(p, _)| down(p));
+    let first = paths.next().unwrap_or_default();
+    paths.fold(first, |acc, d| intersect(&acc, &d))
+}
+
+/// Slack for the failure timer: the first retransmission timeout before a
+/// subflow is suspected, and a round trip for the probe that finds a path
+/// back.
+const FAILURE_SLACK_S: f64 = 5.0;
+
+/// `intervals` with gaps shorter than `gap` closed: a suspected subflow is
+/// probed only every eighth of the failure timeout, so a path that is up
+/// for less than that between outages may go unnoticed.
+fn bridge(intervals: &[(f64, f64)], gap: f64) -> Vec<(f64, f64)> {
+    union(intervals.iter().map(|&(a, b)| (a, b + gap)).collect()).into_iter().map(|(a, b)| (a, b - gap)).collect()
+}
+
+/// Runs case `case`; the error describes what went wrong. Every flow must
+/// deliver every byte exactly once, unchanged; or, if every path of the
+/// flow was down long enough, report the failure. Failing is accepted if
+/// the paths were all down (short returns between outages bridged over)
+/// for the failure timeout less a probe interval and slack, and required
+/// if they were all down for longer than the timeout plus slack while data
+/// waited.
+fn check(case: u64) -> Result<u64, String> {
     let toml = generate(case);
     let scenario = parse(&toml, "chaos.toml").map_err(|e| format!("generated an invalid scenario: {e}"))?;
     let (_, summary) = run(&scenario, RunOptions::default(), &mut |_| {}).map_err(|e| e.to_string())?;
-    for (f, spec) in summary.flows.iter().zip(&scenario.flows) {
+    let mut failed = 0;
+    for (i, (f, spec)) in summary.flows.iter().zip(&scenario.flows).enumerate() {
         let size = spec.size.expect("chaos flows are sized");
+        let timeout = spec.config.failure_timeout.as_secs_f64();
+        let probe = timeout / 8.0 + spec.config.min_rto.as_secs_f64();
+        let start = spec.start.as_secs_f64();
+        let down = all_paths_down(&scenario, i);
+        let longest = bridge(&down, probe + FAILURE_SLACK_S).iter().map(|(a, b)| b - a).fold(0.0, f64::max);
         if f.corrupted_bytes > 0 {
             return Err(format!("flow {}: {} corrupted bytes", f.name, f.corrupted_bytes));
         }
         if f.bytes_delivered > size {
             return Err(format!("flow {}: {} bytes delivered of {size}", f.name, f.bytes_delivered));
         }
-        if f.completion_time_s.is_none() || f.bytes_delivered != size {
+        if let Some(e) = &f.error {
+            if longest + probe + FAILURE_SLACK_S < timeout {
+                return Err(format!("flow {}: {e}, but its paths were all down for at most {longest:.3} s", f.name));
+            }
+            failed += 1;
+            continue;
+        }
+        let Some(done) = f.completion_time_s.map(|c| c + start) else {
             return Err(format!(
                 "flow {}: incomplete, {} of {size} bytes after {} s",
                 f.name, f.bytes_delivered, summary.duration_s
             ));
+        };
+        if f.bytes_delivered != size {
+            return Err(format!("flow {}: completed with {} of {size} bytes", f.name, f.bytes_delivered));
+        }
+        if let Some((a, b)) = down.iter().find(|(a, b)| b - a > timeout + FAILURE_SLACK_S && *a > start && done > *b) {
+            return Err(format!(
+                "flow {}: paths all down from {a:.3} to {b:.3} s with data waiting, no failure",
+                f.name
+            ));
         }
     }
-    Ok(())
+    Ok(failed)
 }
 
 fn failure_report(case: u64, why: &str) -> String {
@@ -243,31 +353,40 @@ fn random_scenarios_deliver_every_byte_once() {
     let cases: u64 = std::env::var("BRAID_CHAOS_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
     let first: u64 = std::env::var("BRAID_CHAOS_FIRST").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
-    let failures: Vec<String> = std::thread::scope(|s| {
+    let (failures, reported): (Vec<String>, u64) = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|w| {
                 s.spawn(move || {
-                    let mut failed = Vec::new();
+                    let (mut failed, mut reported) = (Vec::new(), 0);
                     for case in (first + w..first + cases).step_by(threads as usize) {
                         if std::env::var_os("BRAID_CHAOS_PRINT").is_some() {
                             println!("{}", generate(case));
                         }
                         let outcome = std::panic::catch_unwind(|| check(case))
                             .unwrap_or_else(|p| Err(format!("panicked: {}", common::panic_message(&p))));
-                        if let Err(why) = outcome {
-                            eprintln!("{}", failure_report(case, &why));
-                            failed.push(format!("case {case}: {why}"));
+                        match outcome {
+                            Ok(n) => reported += n,
+                            Err(why) => {
+                                eprintln!("{}", failure_report(case, &why));
+                                failed.push(format!("case {case}: {why}"));
+                            }
                         }
                         if cases >= 10_000 && case % 1000 == 0 {
                             eprintln!("chaos: case {case}");
                         }
                     }
-                    failed
+                    (failed, reported)
                 })
             })
             .collect();
-        workers.into_iter().flat_map(|w| w.join().expect("worker")).collect()
+        workers.into_iter().map(|w| w.join().expect("worker")).fold((Vec::new(), 0), |(mut f, r), (wf, wr)| {
+            f.extend(wf);
+            (f, r + wr)
+        })
     });
-    println!("{cases} chaos cases from {first}: {} failed", failures.len());
+    println!(
+        "{cases} chaos cases from {first}: {} failed; {reported} flows reported their paths dead as they should",
+        failures.len()
+    );
     assert!(failures.is_empty(), "{} of {cases} cases failed:\n{}", failures.len(), failures.join("\n"));
 }

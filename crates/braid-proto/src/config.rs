@@ -42,6 +42,9 @@ pub struct Config {
     /// Nagle's algorithm holds one back while an earlier short one is
     /// unacknowledged, as Linux does.
     pub nodelay: bool,
+    /// With data waiting and no usable subflow for this long, the
+    /// connection fails (see `Connection::error`).
+    pub failure_timeout: Duration,
 }
 
 impl Default for Config {
@@ -62,6 +65,7 @@ impl Default for Config {
             recv_autotune: false,
             opportunistic_retransmission: None,
             nodelay: false,
+            failure_timeout: Duration::from_secs(60),
         }
     }
 }

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use braid_proto::{cc, sched, Config, Connection, Instant, Packet};
+use braid_proto::{cc, sched, Config, Connection, ConnectionError, Event as ConnEvent, Instant, Packet};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -108,6 +108,8 @@ pub struct FlowOutcome {
     pub completed_at: Option<Instant>,
     /// Bytes that arrived different from what was sent (verified flows).
     pub corrupted_bytes: u64,
+    /// The sending connection gave up, and when.
+    pub failed: Option<(Instant, ConnectionError)>,
     /// Delay from the sender's write to the receiver's in-order read.
     pub delay: DelayHistogram,
 }
@@ -168,6 +170,7 @@ impl Sim {
                     delivered: 0,
                     completed_at: None,
                     corrupted_bytes: 0,
+                    failed: None,
                     delay: DelayHistogram::default(),
                 };
                 flows.len()
@@ -273,9 +276,13 @@ impl Sim {
         &self.endpoints[2 * flow + 1].conn
     }
 
-    /// True once every flow has a size and has delivered all of it.
+    /// True once every flow has a size and has delivered all of it (or
+    /// failed).
     pub fn all_sized_flows_done(&self) -> bool {
-        self.flows.iter().zip(&self.outcomes).all(|(f, o)| f.size.is_some() && o.completed_at.is_some())
+        self.flows
+            .iter()
+            .zip(&self.outcomes)
+            .all(|(f, o)| f.size.is_some() && (o.completed_at.is_some() || o.failed.is_some()))
     }
 
     /// Runs events up to and including `until`, or until every flow is a
@@ -417,7 +424,11 @@ impl Sim {
             self.offer(first, id);
         }
         let ep = &mut self.endpoints[e];
-        while ep.conn.poll_event().is_some() {}
+        while let Some(event) = ep.conn.poll_event() {
+            if let ConnEvent::Failed(why) = event {
+                self.outcomes[ep.flow as usize].failed.get_or_insert((self.now, why));
+            }
+        }
         if let Some(t) = ep.conn.poll_timeout() {
             let t = t.max(self.now);
             if ep.timer_at.is_none_or(|cur| t < cur) {

@@ -5,10 +5,12 @@ use super::Connection;
 use crate::subflow::Lifecycle;
 
 impl Connection {
-    /// With data to send, the first subflow opened joins; once one subflow
-    /// is established, every other unused one does.
+    /// With data to deliver, the first subflow opened joins; once one
+    /// subflow is established, every other unused one does. "Data to
+    /// deliver" includes data already sent: if the subflows that carried it
+    /// die, the others must join to take it over.
     pub(super) fn start_joins(&mut self) {
-        if self.unjoined == 0 || self.send.backlog() == 0 {
+        if self.unjoined == 0 || self.send.una() == self.send.end() {
             return;
         }
         let connected = self.subflows.iter().any(|s| s.is_established());

@@ -22,10 +22,12 @@
 //! congestion window in flight, and no data beyond the peer's receive window
 //! (`window_end`) is ever sent.
 
+mod failure;
 mod handshake;
 mod opportunistic;
 mod recv;
 mod reinject;
+mod timer;
 mod transmit;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -39,6 +41,8 @@ use crate::sched::{SchedPath, Scheduler};
 use crate::send_buffer::SendBuffer;
 use crate::subflow::{Subflow, SubflowCounters};
 use crate::time::{Duration, Instant};
+pub use failure::ConnectionError;
+use timer::{Timer, TimerTable};
 
 /// Receive window assumed for the peer before its first ACK: 64 KiB, the
 /// largest window TCP can announce without window scaling.
@@ -53,6 +57,8 @@ pub enum Event {
     SubflowRecovered { subflow: SubflowId },
     /// The congestion controller closed a subflow (C-MPBBR).
     SubflowClosed { subflow: SubflowId },
+    /// The connection gave up: see [`Connection::error`].
+    Failed(ConnectionError),
 }
 
 /// A connection has as many subflows as a [`SubflowId`] can name.
@@ -127,10 +133,7 @@ pub struct Connection {
     peer_window: Option<u64>,
     /// Window edge last advertised, to decide when a window update is due.
     advertised_window_end: u64,
-    /// Probe timer for a zero receive window with nothing in flight.
-    persist_deadline: Option<Instant>,
-    /// When a subflow the pacer holds back may send again.
-    pacing_wakeup: Option<Instant>,
+    timers: TimerTable,
     /// New data is waiting for the peer's window, and how often that began.
     window_stalled: bool,
     window_stalls: u64,
@@ -141,6 +144,10 @@ pub struct Connection {
     /// The Data ACK last re-sent opportunistically (once per blocking segment).
     last_opportunistic: Option<u64>,
     persist_backoff: u32,
+    /// Connection-level retransmission timeouts in a row (Data ACK stuck).
+    data_rto_backoff: u32,
+    /// Why the connection failed, once it has.
+    error: Option<ConnectionError>,
     /// Subflows opened here that have not sent a join (an upper bound:
     /// zero means no join is left to start).
     unjoined: usize,
@@ -148,6 +155,18 @@ pub struct Connection {
     // Reused buffers so the per-packet path does not allocate.
     path_views: Vec<PathView>,
     sched_views: Vec<SchedPath>,
+}
+
+/// A subflow's retransmission timeout with its backoff. A subflow suspected
+/// dead is probed at least every eighth of the failure timeout (never more
+/// often than the minimum RTO), so a path that comes back is found well
+/// before the connection would give up, however long it was down.
+pub(super) fn subflow_rto(c: &Config, s: &Subflow) -> Duration {
+    let ceiling = match s.potentially_failed() {
+        true => c.max_rto.min(Duration::from_nanos(c.failure_timeout.as_nanos() / 8).max(c.min_rto)),
+        false => c.max_rto,
+    };
+    s.rto(c.min_rto, c.initial_rto, ceiling)
 }
 
 impl Connection {
@@ -178,14 +197,15 @@ impl Connection {
             reinjected_bytes: 0,
             invalid_packets: 0,
             peer_window: None,
-            persist_deadline: None,
-            pacing_wakeup: None,
+            timers: TimerTable::default(),
             window_stalled: false,
             window_stalls: 0,
             opportunistic,
             short_sent_end: 0,
             last_opportunistic: None,
             persist_backoff: 0,
+            data_rto_backoff: 0,
+            error: None,
             unjoined: 0,
             events: VecDeque::new(),
             path_views: Vec::new(),
@@ -337,8 +357,7 @@ impl Connection {
     }
 
     pub(super) fn rto_of(&self, i: usize) -> Duration {
-        let c = &self.config;
-        self.subflows[i].rto(c.min_rto, c.initial_rto, c.max_rto)
+        subflow_rto(&self.config, &self.subflows[i])
     }
 
     /// Earliest time [`Connection::handle_timeout`] must be called.
@@ -347,24 +366,34 @@ impl Connection {
             .iter()
             .filter(|s| s.is_open())
             .flat_map(|s| [s.receiver.deadline(), s.rto_deadline()])
-            .chain([self.persist_deadline, self.pacing_wakeup])
             .flatten()
+            .chain(self.timers.next())
             .min()
+            .filter(|_| self.error.is_none())
     }
 
     /// Runs every timer that is due at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if self.pacing_wakeup.is_some_and(|t| t <= now) {
-            self.pacing_wakeup = None;
+        if self.error.is_some() {
+            return;
         }
+        self.timers.expire(Timer::Pacing, now);
         self.on_subflow_timeouts(now);
-        if self.persist_deadline.is_some_and(|d| d <= now) {
-            self.persist_deadline = None;
+        if self.timers.expire(Timer::DataRetransmit, now) {
+            self.on_data_timeout(now);
+        }
+        if self.timers.expire(Timer::Persist, now) {
             self.persist_backoff += 1;
             if let Some(i) = self.best_usable_subflow() {
                 self.subflows[i].probe_pending = true;
             }
         }
+        self.check_liveness(now);
+    }
+
+    /// Why the connection failed, if it has: it then sends nothing more.
+    pub fn error(&self) -> Option<ConnectionError> {
+        self.error
     }
 
     pub(super) fn best_usable_subflow(&self) -> Option<usize> {

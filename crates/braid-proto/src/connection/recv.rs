@@ -1,7 +1,8 @@
 //! Receiving: data into the shared receive buffer, acknowledgements into
 //! the subflows' scoreboards, the congestion controller and the send buffer.
 
-use super::{Connection, Event};
+use super::timer::Timer;
+use super::{subflow_rto, Connection, Event};
 use crate::autotune::send_buffer_target;
 use crate::cc::AckSample;
 use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, SubflowId};
@@ -12,6 +13,9 @@ impl Connection {
     /// packets are refused with the reason (and counted); packets for
     /// unknown or closed subflows are ignored.
     pub fn handle_datagram(&mut self, now: Instant, packet: Packet) -> Result<(), PacketError> {
+        if self.error.is_some() {
+            return Ok(());
+        }
         if let Err(e) = packet.check() {
             self.invalid_packets += 1;
             return Err(e);
@@ -28,6 +32,7 @@ impl Connection {
             Frame::Data(d) => self.on_data(now, i, d),
             Frame::Ack(a) => self.on_ack(now, i, &a),
         }
+        self.check_liveness(now);
         Ok(())
     }
 
@@ -61,21 +66,25 @@ impl Connection {
     }
 
     pub(super) fn on_ack(&mut self, now: Instant, i: usize, a: &AckFrame) {
-        self.send.on_data_ack(a.data_ack);
+        if self.send.on_data_ack(a.data_ack) > 0 {
+            self.data_rto_backoff = 0;
+            self.timers.stop(Timer::DataRetransmit);
+            self.arm_data_rto(now);
+        }
         // The first ACK states the window, even one smaller than assumed;
         // later ones only widen it (the receiver never shrinks its window, so
         // a smaller edge is an older ACK overtaken on a faster subflow).
         if self.peer_window.is_none_or(|w| a.window_end > w) {
             self.peer_window = Some(a.window_end);
-            self.persist_deadline = None;
+            self.timers.stop(Timer::Persist);
             self.persist_backoff = 0;
         }
         let cfg = &self.config;
-        let (min_rto, init_rto, max_rto, dupthresh) = (cfg.min_rto, cfg.initial_rto, cfg.max_rto, cfg.dupthresh);
+        let dupthresh = cfg.dupthresh;
         let sf = &mut self.subflows[i];
         let was_failed = sf.potentially_failed();
         let prior_in_flight = sf.bytes_in_flight();
-        let out = sf.on_ack(now, a, dupthresh, |s| s.rto(min_rto, init_rto, max_rto));
+        let out = sf.on_ack(now, a, dupthresh, |s| subflow_rto(cfg, s));
         let in_recovery = sf.in_recovery();
         if was_failed && !sf.potentially_failed() {
             self.events.push_back(Event::SubflowRecovered { subflow: Self::id(i) });

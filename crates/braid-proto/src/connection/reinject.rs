@@ -2,8 +2,9 @@
 //! queued once, by data sequence number, and re-sent on another subflow
 //! before new data.
 
-use super::{Connection, Event};
-use crate::time::Instant;
+use super::timer::Timer;
+use super::{subflow_rto, Connection, Event};
+use crate::time::{Duration, Instant};
 
 impl Connection {
     /// Subflows whose retransmission timer fired: their data in flight is
@@ -19,8 +20,7 @@ impl Connection {
             let (had_in_flight, first) = (sf.bytes_in_flight() > 0, sf.first_timeout());
             let was_failed = sf.potentially_failed();
             let c = &self.config;
-            let (min_rto, init_rto, max_rto) = (c.min_rto, c.initial_rto, c.max_rto);
-            if !self.subflows[i].on_rto(now, |s| s.rto(min_rto, init_rto, max_rto)) {
+            if !self.subflows[i].on_rto(now, |s| subflow_rto(c, s)) {
                 // A lost zero-window probe: the persist timer probes again.
                 continue;
             }
@@ -89,5 +89,38 @@ impl Connection {
         let len = (end - start) as u32;
         self.reinject.insert(start, len);
         Some((start, len))
+    }
+
+    /// The connection-level retransmission timeout: the longest base RTO
+    /// of the open subflows (Linux's `mptcp_set_rto`), doubled per expiry
+    /// since the Data ACK last moved.
+    pub(super) fn data_rto(&self) -> Duration {
+        let c = &self.config;
+        let base = self.subflows.iter().filter(|s| s.is_open()).map(|s| s.rtt.rto(c.min_rto, c.initial_rto)).max();
+        base.unwrap_or(c.initial_rto).saturating_mul(1 << self.data_rto_backoff.min(20)).min(c.max_rto)
+    }
+
+    /// Arms the connection-level retransmission timer if data is
+    /// outstanding and it is not running; stops it when nothing is.
+    pub(super) fn arm_data_rto(&mut self, now: Instant) {
+        if self.send.una() == self.send.nxt() {
+            self.timers.stop(Timer::DataRetransmit);
+        } else if self.timers.get(Timer::DataRetransmit).is_none() {
+            self.timers.set(Timer::DataRetransmit, now + self.data_rto());
+        }
+    }
+
+    /// The Data ACK has not moved for a connection-level RTO: the segment
+    /// it waits for is stuck somewhere a subflow's own recovery does not
+    /// reach (a receiver that forgot it, a subflow that never times out),
+    /// so it is reinjected, as Linux's `mptcp_meta_retransmit_timer` does.
+    pub(super) fn on_data_timeout(&mut self, now: Instant) {
+        let (una, nxt) = (self.send.una(), self.send.nxt());
+        if una < nxt {
+            let len = (nxt - una).min(u64::from(self.config.mss)) as u32;
+            self.queue_reinjection(&[(una, len)]);
+            self.data_rto_backoff += 1;
+        }
+        self.arm_data_rto(now);
     }
 }

@@ -2,6 +2,7 @@
 //! due acknowledgements, joins and probes, a subflow's own retransmissions,
 //! then data the scheduler places (reinjections first, then new data).
 
+use super::timer::Timer;
 use super::Connection;
 use crate::packet::{AckFrame, DataFrame, Frame, Packet};
 use crate::sched::{Decision, SchedConn, SchedPath};
@@ -11,6 +12,9 @@ use crate::time::{Duration, Instant};
 impl Connection {
     /// The next packet to send, if any is allowed now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
+        if self.error.is_some() {
+            return None;
+        }
         if let Some(p) = self.poll_ack(now) {
             return Some(p);
         }
@@ -53,7 +57,7 @@ impl Connection {
         if self.cc.pacing_rate(i).is_none() || next <= now {
             return false;
         }
-        self.pacing_wakeup = Some(self.pacing_wakeup.map_or(next, |w| w.min(next)));
+        self.timers.set_earliest(Timer::Pacing, next);
         true
     }
 
@@ -254,12 +258,12 @@ impl Connection {
     /// come to reopen the window: probe after an RTO (RFC 9293 persist timer).
     pub(super) fn arm_persist(&mut self, now: Instant) {
         let blocked = self.send.backlog() > 0 && self.send.nxt() >= self.peer_window_end();
-        if !blocked || self.any_in_flight() || self.persist_deadline.is_some() {
+        if !blocked || self.any_in_flight() || self.timers.get(Timer::Persist).is_some() {
             return;
         }
         let rto = self.best_usable_subflow().map_or(self.config.initial_rto, |i| self.rto_of(i));
-        self.persist_deadline =
-            Some(now + rto.saturating_mul(1 << self.persist_backoff.min(10)).min(self.config.max_rto));
+        self.timers
+            .set(Timer::Persist, now + rto.saturating_mul(1 << self.persist_backoff.min(10)).min(self.config.max_rto));
     }
 
     pub(super) fn send_data(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Packet {
@@ -276,6 +280,9 @@ impl Connection {
         }
         let pn_floor = self.subflows[i].pn_floor();
         let pn = self.subflows[i].on_sent(now, dsn, len, rto);
+        if len > 0 {
+            self.arm_data_rto(now);
+        }
         let payload = match self.send.payload(dsn, len) {
             Chunk::Bytes(b) if len > 0 => b,
             _ => Vec::new(),
