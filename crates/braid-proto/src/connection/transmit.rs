@@ -278,6 +278,18 @@ impl Connection {
             let sf = &mut self.subflows[i];
             sf.next_send_time = sf.next_send_time.max(now) + gap;
         }
+        let in_flight = self.subflows[i].bytes_in_flight();
+        debug_assert!(
+            len == 0 || in_flight == 0 || in_flight + u64::from(len) <= self.cc.window(i),
+            "subflow {i}: {in_flight} in flight + {len} exceeds the window {}",
+            self.cc.window(i)
+        );
+        debug_assert!(
+            dsn + u64::from(len) <= self.peer_window_end(),
+            "[{dsn}, +{len}) beyond the peer's window {}",
+            self.peer_window_end()
+        );
+        debug_assert!(len == 0 || dsn >= self.send.una(), "re-sending acknowledged data at {dsn}");
         let pn_floor = self.subflows[i].pn_floor();
         let pn = self.subflows[i].on_sent(now, dsn, len, rto);
         if len > 0 {
