@@ -195,10 +195,9 @@ mod tests {
 
     #[test]
     fn lossless_models_draw_nothing() {
-        for spec in [
-            LossSpec::Bernoulli { p: 0.0 },
-            LossSpec::GilbertElliott { p: 0.0, r: 1.0, loss_good: 0.0, loss_bad: 1.0 },
-        ] {
+        for spec in
+            [LossSpec::Bernoulli { p: 0.0 }, LossSpec::GilbertElliott { p: 0.0, r: 1.0, loss_good: 0.0, loss_bad: 1.0 }]
+        {
             assert!(spec.is_lossless());
             let mut rng = ChaCha8Rng::seed_from_u64(1);
             let before = rng.clone();

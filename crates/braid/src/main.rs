@@ -7,6 +7,8 @@ use braid_lab::{report, run, scenario, RunOptions, Scenario};
 use braid_proto::{cc, sched, Duration};
 use clap::{Parser, Subcommand};
 
+mod emulate;
+
 #[derive(Parser)]
 #[command(
     name = "braid",
@@ -62,6 +64,7 @@ enum Command {
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
         repeat: u32,
     },
+    Emulate(emulate::Args),
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Bench { file, repeat } => cmd_bench(&file, repeat),
+        Command::Emulate(args) => emulate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
