@@ -506,3 +506,34 @@ fn loss_counts() {
     assert!((rate - target).abs() <= 0.003, "Gilbert–Elliott loss {:.3}%", rate * 100.0);
     assert!((burst - 1.0 / 0.3).abs() < 0.5, "mean burst {burst:.2}");
 }
+
+const UNSHAPED_SCENARIO: &str = r#"
+[topology]
+kind = "hybrid-access"
+core_rate = "1000Gbit"
+[[topology.link]]
+name = "unshaped"
+rate = "1000Gbit"
+queue = "100000p"
+[[flow]]
+"#;
+
+/// At least 5 Gbit/s through a link without rate limit or loss: one CUBIC
+/// transfer, goodput after its first second.
+#[test]
+fn throughput_unshaped() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut bed) = Bed::start("unshaped", UNSHAPED_SCENARIO, vec![]) else { return };
+    let (c, s) = (bed.client.name().to_string(), bed.server.name().to_string());
+    attempts("unshaped throughput", || {
+        let goodput = bulk_tcp(&c, &s, "cubic", Duration::from_secs(4)).join().expect("bulk transfer");
+        let line = format!("{:.2} Gbit/s", goodput / 1e9);
+        if goodput >= 5e9 {
+            Ok(line)
+        } else {
+            Err(line)
+        }
+    });
+    let r = bed.stop();
+    eprintln!("packets read {}, buffers {}", r.read, r.buffers);
+}

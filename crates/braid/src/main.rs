@@ -7,6 +7,7 @@ use braid_lab::{report, run, scenario, RunOptions, Scenario};
 use braid_proto::{cc, sched, Duration};
 use clap::{Parser, Subcommand};
 
+mod compare;
 mod emulate;
 
 #[derive(Parser)]
@@ -65,6 +66,7 @@ enum Command {
         repeat: u32,
     },
     Emulate(emulate::Args),
+    Compare(compare::Args),
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -96,6 +98,7 @@ fn main() -> ExitCode {
         }
         Command::Bench { file, repeat } => cmd_bench(&file, repeat),
         Command::Emulate(args) => emulate::run(args),
+        Command::Compare(args) => compare::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
