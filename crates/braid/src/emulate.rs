@@ -42,7 +42,7 @@ pub struct Args {
     gilbert_elliott: Vec<(String, LossSpec)>,
     /// Run the forwarding threads at normal priority. By default they run under SCHED_FIFO, as
     /// the kernel's own qdiscs run in softirq before any process: on a busy two-core machine that
-    /// cuts the emulator's p99 added delay from 1-3 ms to under 0.5 ms (docs/emulator.md).
+    /// cuts the emulator's p99 added delay from 2-4 ms to under 1 ms (docs/emulator.md).
     #[arg(long)]
     no_realtime: bool,
     /// Print the counters as one JSON object.

@@ -22,7 +22,8 @@ use serde::Serialize;
     --cc (the kernel's uncoupled ones: cubic, reno, bbr) both sides run it; the kernel uses its\n\
     default MPTCP scheduler whatever the scenario names. Kernel figures come from the kernel: `ss`\n\
     per subflow every 100 ms, `nstat`, and the iperf3 receiver's byte count.\n\n\
-    With --out DIR: DIR/compare.json and DIR/compare-CC.svg (goodput and RTT per subflow over time).")]
+    With --out DIR: DIR/compare.json and DIR/compare-CC-seedN.svg (goodput and RTT per subflow over\n\
+    time).")]
 pub struct Args {
     /// Scenario file (TOML).
     file: PathBuf,
@@ -32,10 +33,11 @@ pub struct Args {
     /// How long each side runs (whole seconds for iperf3); default: the scenario's `duration`.
     #[arg(long, value_parser = crate::parse_duration)]
     duration: Option<Duration>,
-    /// Seed of the simulator and of the emulated links; default: the scenario's.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Write compare.json and one compare-CC.svg per controller into this folder.
+    /// Seeds of the simulator and of the emulated links, comma-separated: each controller runs once
+    /// per seed on both sides, and a summary averages them; default: the scenario's seed.
+    #[arg(long, value_delimiter = ',')]
+    seeds: Vec<u64>,
+    /// Write compare.json and one compare-CC-seedN.svg per run into this folder.
     #[arg(long)]
     out: Option<PathBuf>,
     /// The testbed script.
@@ -213,9 +215,47 @@ fn table(c: &Comparison) -> String {
     out
 }
 
-fn compare_one(a: &Args, sc: &Scenario, names: &[String], cc: &str, out: Option<&Path>) -> Result<Comparison, String> {
+/// Means over the runs of one controller (several seeds).
+fn summary(runs: &[Comparison]) -> String {
+    let n = runs.len() as f64;
+    let mean = |f: &dyn Fn(&Comparison) -> f64| runs.iter().map(f).sum::<f64>() / n;
+    let range = |f: &dyn Fn(&Comparison) -> f64| {
+        let v: Vec<f64> = runs.iter().map(f).collect();
+        (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+    };
+    let (lo, hi) = range(&|c| c.kernel.goodput_mbps);
+    let mut out = format!(
+        "{} cc {} over {} seeds: simulator {:.1} Mbit/s, kernel {:.1} Mbit/s (runs {lo:.1} to {hi:.1}); aggregate {:+.1}%\n",
+        runs[0].scenario,
+        runs[0].cc,
+        runs.len(),
+        mean(&|c| c.sim.goodput_mbps),
+        mean(&|c| c.kernel.goodput_mbps),
+        (mean(&|c| c.sim.goodput_mbps) / mean(&|c| c.kernel.goodput_mbps) - 1.0) * 100.0,
+    );
+    for k in 0..runs[0].sim.subflows.len() {
+        out += &format!(
+            "  {}: share simulator {:.1}%, kernel {:.1}%; srtt {:.1} / {:.1} ms; retransmissions {:.0} / {:.0}\n",
+            runs[0].sim.subflows[k].path,
+            mean(&|c| c.sim.subflows[k].share) * 100.0,
+            mean(&|c| c.kernel.subflows[k].share) * 100.0,
+            mean(&|c| c.sim.subflows[k].srtt_mean_ms.unwrap_or(0.0)),
+            mean(&|c| c.kernel.subflows[k].srtt_mean_ms.unwrap_or(0.0)),
+            mean(&|c| c.sim.subflows[k].retransmissions as f64),
+            mean(&|c| c.kernel.subflows[k].retransmissions as f64),
+        );
+    }
+    out + "\n"
+}
+
+fn compare_one(
+    a: &Args,
+    sc: &Scenario,
+    names: &[String],
+    (cc, seed): (&str, u64),
+    out: Option<&Path>,
+) -> Result<Comparison, String> {
     let duration = a.duration.unwrap_or(sc.duration);
-    let seed = a.seed.unwrap_or(sc.seed);
     let (sim, mut panels) = sim_side(sc, cc, RunOptions { seed: Some(seed), duration: Some(duration) })?;
     let std_duration = std::time::Duration::from_nanos(duration.as_nanos());
     let run = kernel::run(&a.testbed, &a.file, seed, cc, std_duration, names.len())?;
@@ -241,7 +281,7 @@ fn compare_one(a: &Args, sc: &Scenario, names: &[String], cc: &str, out: Option<
         kernel_retrans_segs: run.retrans_segs,
     };
     if let Some(dir) = out {
-        let file = dir.join(format!("compare-{cc}.svg"));
+        let file = dir.join(format!("compare-{cc}-seed{seed}.svg"));
         let titles = ["goodput per subflow (Mbit/s)", "smoothed RTT per subflow (ms)"];
         write_panels(&file, &titles, &panels, duration.as_secs_f64())
             .map_err(|e| format!("{}: cannot write the figure: {e}", file.display()))?;
@@ -264,13 +304,19 @@ pub fn run(a: Args) -> Result<(), String> {
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
+    let seeds = if a.seeds.is_empty() { vec![sc.seed] } else { a.seeds.clone() };
     let mut all = vec![];
     for cc in &a.cc {
-        let c = compare_one(&a, &sc, &names, cc, a.out.as_deref())?;
-        if !a.json {
-            crate::emit(&(table(&c) + "\n"));
+        for &seed in &seeds {
+            let c = compare_one(&a, &sc, &names, (cc, seed), a.out.as_deref())?;
+            if !a.json {
+                crate::emit(&(table(&c) + "\n"));
+            }
+            all.push(c);
         }
-        all.push(c);
+        if !a.json && seeds.len() > 1 {
+            crate::emit(&summary(&all[all.len() - seeds.len()..]));
+        }
     }
     let json = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())? + "\n";
     if a.json {
@@ -281,4 +327,31 @@ pub fn run(a: Args) -> Result<(), String> {
         std::fs::write(&file, json).map_err(|e| format!("{}: {e}", file.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The validation scenarios of docs/validation.md are comparable: one
+    /// flow over every path, in order.
+    #[test]
+    fn validation_scenarios_are_comparable() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/validation");
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let sc = scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert!(check_scenario(&sc).is_ok(), "{}", path.display());
+            n += 1;
+        }
+        assert_eq!(n, 6);
+    }
+
+    #[test]
+    fn refuses_a_flow_over_some_paths_only() {
+        let text = braid_lab::DEFAULT_SCENARIO.replace(r#"paths = ["L1", "L2"]"#, r#"paths = ["L2"]"#);
+        let sc = scenario::parse(&text, "t").unwrap();
+        assert!(check_scenario(&sc).unwrap_err().contains("every path"));
+    }
 }
