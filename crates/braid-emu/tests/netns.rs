@@ -48,6 +48,16 @@ fn skip_reason() -> Option<String> {
     None
 }
 
+/// A hybrid-access scenario: seed, core rate, and one access link per
+/// entry (its keys on one line, comma-separated).
+fn scenario((seed, core, links): (u64, &str, &[&str])) -> String {
+    let mut s = format!("seed = {seed}\n[topology]\nkind = \"hybrid-access\"\ncore_rate = \"{core}\"\n");
+    for l in links {
+        s += &format!("[[topology.link]]\n{}\n", l.replace(", ", "\n"));
+    }
+    s + "[[flow]]\n"
+}
+
 /// Two namespaces joined by a running emulator.
 struct Bed {
     emu: Option<Emulator>,
@@ -56,12 +66,12 @@ struct Bed {
 }
 
 impl Bed {
-    fn start(test: &str, scenario: &str, loss: Vec<(String, LossSpec)>) -> Option<Bed> {
+    fn start(test: &str, toml: &str, loss: Vec<(String, LossSpec)>) -> Option<Bed> {
         if let Some(why) = skip_reason() {
             eprintln!("netns test {test} skipped: {why}");
             return None;
         }
-        let sc = braid_lab::parse(scenario, test).expect("test scenario is valid");
+        let sc = braid_lab::parse(toml, test).expect("test scenario is valid");
         let client = Netns::create(&format!("bt-{test}-c")).expect("create client namespace");
         let server = Netns::create(&format!("bt-{test}-s")).expect("create server namespace");
         let cfg = Config {
@@ -243,22 +253,14 @@ fn attempts(what: &str, mut f: impl FnMut() -> Result<String, String>) {
     panic!("{what}: every attempt missed: {misses:#?}");
 }
 
-const DELAY_SCENARIO: &str = r#"
-seed = 7
-[topology]
-kind = "hybrid-access"
-core_rate = "100Gbit"
-[[topology.link]]
-name = "loaded"
-rate = "1.1Gbit"
-rtt = "10ms"
-loss = "0.1%"
-[[topology.link]]
-name = "probe"
-rate = "1Gbit"
-rtt = "10ms"
-[[flow]]
-"#;
+const DELAY_SCENARIO: (u64, &str, &[&str]) = (
+    7,
+    "100Gbit",
+    &[
+        r#"name = "loaded", rate = "1.1Gbit", rtt = "10ms", loss = "0.1%""#,
+        r#"name = "probe", rate = "1Gbit", rtt = "10ms""#,
+    ],
+);
 
 /// Added delay at 1 Gbit/s, both directions: a BBR bulk transfer fills the
 /// `loaded` path (1.1 Gbit/s, 10 ms RTT, 0.1% loss: delay, rate and loss
@@ -269,7 +271,7 @@ rtt = "10ms"
 #[test]
 fn delay_under_1gbit_load_both_directions() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(mut bed) = Bed::start("delay", DELAY_SCENARIO, vec![]) else { return };
+    let Some(mut bed) = Bed::start("delay", &scenario(DELAY_SCENARIO), vec![]) else { return };
     let (c, s) = (bed.client.name().to_string(), bed.server.name().to_string());
     attempts("delay under 1 Gbit/s load", || {
         let secs = 5;
@@ -353,22 +355,14 @@ fn bulk_tcp(client_ns: &str, server_ns: &str, cc: &'static str, time: Duration) 
     })
 }
 
-const RATE_SCENARIO: &str = r#"
-[topology]
-kind = "hybrid-access"
-core_rate = "100Gbit"
-[[topology.link]]
-name = "slow"
-rate = "100Mbit"
-rtt = "10ms"
-queue = "10bdp"
-[[topology.link]]
-name = "fast"
-rate = "1Gbit"
-rtt = "10ms"
-queue = "10bdp"
-[[flow]]
-"#;
+const RATE_SCENARIO: (u64, &str, &[&str]) = (
+    1,
+    "100Gbit",
+    &[
+        r#"name = "slow", rate = "100Mbit", rtt = "10ms", queue = "10bdp""#,
+        r#"name = "fast", rate = "1Gbit", rtt = "10ms", queue = "10bdp""#,
+    ],
+);
 
 /// Delivered rate within 3% of the setting: UDP offered at 1.2 times the
 /// link rate, 1500-byte IP packets; the rate is what arrives, by kernel
@@ -385,7 +379,7 @@ fn rate_within_3_percent() {
     }
     for (path, link, rate) in [(0usize, "slow", 100e6), (1, "fast", 1e9)] {
         attempts(&format!("rate {} Mbit/s", rate / 1e6), || {
-            let mut bed = Bed::start("rate", RATE_SCENARIO, vec![]).expect("capability checked");
+            let mut bed = Bed::start("rate", &scenario(RATE_SCENARIO), vec![]).expect("capability checked");
             let (c, s) = (bed.client.name().to_string(), bed.server.name().to_string());
             let port = 7100 + path as u16;
             let sock = in_netns(&s, || timestamped_socket(addr(SERVER_ADDR, port))).unwrap();
@@ -430,24 +424,14 @@ fn rate_within_3_percent() {
     }
 }
 
-const LOSS_SCENARIO: &str = r#"
-seed = 3
-[topology]
-kind = "hybrid-access"
-core_rate = "100Gbit"
-[[topology.link]]
-name = "bernoulli"
-rate = "10Gbit"
-rtt = "2ms"
-loss = "1%"
-queue = "10000p"
-[[topology.link]]
-name = "bursty"
-rate = "10Gbit"
-rtt = "2ms"
-queue = "10000p"
-[[flow]]
-"#;
+const LOSS_SCENARIO: (u64, &str, &[&str]) = (
+    3,
+    "100Gbit",
+    &[
+        r#"name = "bernoulli", rate = "10Gbit", rtt = "2ms", loss = "1%", queue = "10000p""#,
+        r#"name = "bursty", rate = "10Gbit", rtt = "2ms", queue = "10000p""#,
+    ],
+);
 
 /// Received sequence numbers → (loss rate, mean run of consecutive losses).
 fn losses(received: &mut [u64], sent: u64) -> (f64, f64) {
@@ -475,7 +459,7 @@ fn losses(received: &mut [u64], sent: u64) -> (f64, f64) {
 fn loss_counts() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let ge = LossSpec::GilbertElliott { p: 0.005, r: 0.3, loss_good: 0.0, loss_bad: 1.0 };
-    let Some(mut bed) = Bed::start("loss", LOSS_SCENARIO, vec![("bursty".into(), ge)]) else { return };
+    let Some(mut bed) = Bed::start("loss", &scenario(LOSS_SCENARIO), vec![("bursty".into(), ge)]) else { return };
     let (c, s) = (bed.client.name().to_string(), bed.server.name().to_string());
     let sent = 150_000u64;
     let mut measured = vec![];
@@ -519,23 +503,15 @@ fn loss_counts() {
     assert!((burst - 1.0 / 0.3).abs() < 0.5, "mean burst {burst:.2}");
 }
 
-const UNSHAPED_SCENARIO: &str = r#"
-[topology]
-kind = "hybrid-access"
-core_rate = "1000Gbit"
-[[topology.link]]
-name = "unshaped"
-rate = "1000Gbit"
-queue = "100000p"
-[[flow]]
-"#;
+const UNSHAPED_SCENARIO: (u64, &str, &[&str]) =
+    (1, "1000Gbit", &[r#"name = "unshaped", rate = "1000Gbit", queue = "100000p""#]);
 
 /// At least 5 Gbit/s through a link without rate limit or loss: one CUBIC
 /// transfer, goodput after its first second.
 #[test]
 fn throughput_unshaped() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(mut bed) = Bed::start("unshaped", UNSHAPED_SCENARIO, vec![]) else { return };
+    let Some(mut bed) = Bed::start("unshaped", &scenario(UNSHAPED_SCENARIO), vec![]) else { return };
     let (c, s) = (bed.client.name().to_string(), bed.server.name().to_string());
     attempts("unshaped throughput", || {
         let goodput = bulk_tcp(&c, &s, "cubic", Duration::from_secs(4)).join().expect("bulk transfer");
