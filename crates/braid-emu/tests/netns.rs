@@ -213,18 +213,24 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-/// One-way delays (ms) of datagrams arriving at `at` until `quiet` passes without one.
-fn collect_delays(at: SocketAddr) -> JoinHandle<Vec<f64>> {
-    let s = timestamped_socket(at);
+/// Datagrams arriving at `at` in namespace `ns` until none came for half a
+/// second: (bytes, first 8 bytes as u64, kernel arrival time in ns).
+fn receive(ns: &str, at: SocketAddr) -> JoinHandle<Vec<(usize, u64, i64)>> {
+    let s = in_netns(ns, || timestamped_socket(at)).expect("enter namespace");
     std::thread::spawn(move || {
         realtime();
         let mut buf = [0u8; 2048];
         let mut out = vec![];
-        while let Some((_, sent, arrived)) = recv_stamped(&s, &mut buf) {
-            out.push((arrived - sent as i64) as f64 / 1e6);
+        while let Some(d) = recv_stamped(&s, &mut buf) {
+            out.push(d);
         }
         out
     })
+}
+
+/// One-way delays (ms) of stamped probes.
+fn delays(rx: JoinHandle<Vec<(usize, u64, i64)>>) -> Vec<f64> {
+    rx.join().expect("receiver").iter().map(|&(_, sent, arrived)| (arrived - sent as i64) as f64 / 1e6).collect()
 }
 
 /// Excess over the configured one-way delay: (mean, p99) in ms.
@@ -278,9 +284,9 @@ fn delay_under_1gbit_load_both_directions() {
         let load = bulk_tcp(&c, &s, "bbr", Duration::from_secs(secs));
         std::thread::sleep(Duration::from_millis(800));
         let probes = 4000;
-        let rx_fwd = in_netns(&s, || collect_delays(addr(SERVER_ADDR, 7001))).unwrap();
-        let rx_rev = in_netns(&c, || collect_delays(addr(client_addr(1), 7002))).unwrap();
-        let rx_ack = in_netns(&c, || collect_delays(addr(client_addr(0), 7003))).unwrap();
+        let rx_fwd = receive(&s, addr(SERVER_ADDR, 7001));
+        let rx_rev = receive(&c, addr(client_addr(1), 7002));
+        let rx_ack = receive(&c, addr(client_addr(0), 7003));
         let tx = [
             spawn_in(&c, move || {
                 send_paced(addr(client_addr(1), 0), addr(SERVER_ADDR, 7001), probes, 1000, 64, true, 1)
@@ -297,7 +303,7 @@ fn delay_under_1gbit_load_both_directions() {
         let mut line = format!("bulk goodput {:.3} Gbit/s", goodput / 1e9);
         let mut ok = goodput >= 1e9;
         for (name, rx) in [("forward", rx_fwd), ("reverse", rx_rev), ("ACK direction", rx_ack)] {
-            let (mean, p99, n) = excess(rx.join().expect("receiver"), 5.0);
+            let (mean, p99, n) = excess(delays(rx), 5.0);
             line += &format!("; {name}: {n} probes, excess mean {mean:.3} ms, p99 {p99:.3} ms");
             ok &= mean <= 0.5 && p99 <= 1.0 && mean >= -0.05;
         }
@@ -382,16 +388,7 @@ fn rate_within_3_percent() {
             let mut bed = Bed::start("rate", &scenario(RATE_SCENARIO), vec![]).expect("capability checked");
             let (c, s) = (bed.client.name().to_string(), bed.server.name().to_string());
             let port = 7100 + path as u16;
-            let sock = in_netns(&s, || timestamped_socket(addr(SERVER_ADDR, port))).unwrap();
-            let rx = std::thread::spawn(move || {
-                realtime();
-                let mut buf = [0u8; 2048];
-                let mut stamps = vec![];
-                while let Some((n, _, t)) = recv_stamped(&sock, &mut buf) {
-                    stamps.push((t, n));
-                }
-                stamps
-            });
+            let rx = receive(&s, addr(SERVER_ADDR, port));
             let pps = (rate * 1.2 / 12_000.0) as u64;
             let count = pps * 2;
             spawn_in(&c, move || {
@@ -399,7 +396,7 @@ fn rate_within_3_percent() {
             })
             .join()
             .expect("sender");
-            let stamps = rx.join().expect("receiver");
+            let stamps: Vec<(i64, usize)> = rx.join().expect("receiver").iter().map(|&(n, _, t)| (t, n)).collect();
             let stats = *bed.stop().link(link).expect("link exists");
             let (t0, tn) = (stamps[0].0 + 500_000_000, stamps.last().expect("arrivals").0);
             let window: Vec<_> = stamps.iter().filter(|(t, _)| *t > t0).collect();
@@ -465,22 +462,13 @@ fn loss_counts() {
     let mut measured = vec![];
     for path in 0..2usize {
         let port = 7200 + path as u16;
-        let sock = in_netns(&s, || timestamped_socket(addr(SERVER_ADDR, port))).unwrap();
-        let rx = std::thread::spawn(move || {
-            realtime();
-            let mut buf = [0u8; 2048];
-            let mut seqs = vec![];
-            while let Some((_, k, _)) = recv_stamped(&sock, &mut buf) {
-                seqs.push(k);
-            }
-            seqs
-        });
+        let rx = receive(&s, addr(SERVER_ADDR, port));
         spawn_in(&c, move || {
             send_paced(addr(client_addr(path), 0), addr(SERVER_ADDR, port), sent, 50_000, 100, false, 1)
         })
         .join()
         .expect("sender");
-        let mut seqs = rx.join().expect("receiver");
+        let mut seqs: Vec<u64> = rx.join().expect("receiver").iter().map(|&(_, k, _)| k).collect();
         measured.push((sent - seqs.len() as u64, losses(&mut seqs, sent)));
     }
     let r = bed.stop();
