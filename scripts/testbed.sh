@@ -3,7 +3,8 @@
 # a client with one interface per path, the paths' links, and a server.
 # Traffic stays inside the namespaces this script creates.
 #
-#   scripts/testbed.sh up   [--shaper emulator|tbf] [--scenario FILE] [--prefix NAME] [--emulate-arg ARG]...
+#   scripts/testbed.sh up   [--shaper emulator|tbf] [--scenario FILE | --rates R1,R2,...] [--prefix NAME]
+#                           [--emulate-arg ARG]...
 #   scripts/testbed.sh run  [same options] -- COMMAND [ARGS...]   (up, COMMAND, down; always cleans up)
 #   scripts/testbed.sh down [--prefix NAME]
 #   scripts/testbed.sh status [--prefix NAME]
@@ -17,6 +18,9 @@
 #                       `tbf` qdisc at the path's rate and queue (both directions). tbf can neither
 #                       delay nor drop at random: a scenario asking for delay or loss is refused
 #                       unless --allow-tbf-approximation is given (then only rates apply).
+#
+# --rates 100Mbit,50Mbit stands for a scenario of one path per rate, no delay, no loss, 100-packet
+# queues (the scenario's rate syntax); without either option, scenarios/hybrid-access.toml.
 #
 # Both shapers give the same names and addresses (docs/emulator.md):
 #   namespaces  PREFIX-client, PREFIX-server (tbf adds PREFIX-router and PREFIX-link0, ...)
@@ -35,12 +39,13 @@ shaper=emulator
 scenario="$here/scenarios/hybrid-access.toml"
 prefix=braid
 approximate=0
+rates=""
 emulate_args=()
 command=()
 
 die() { echo "testbed: $*" >&2; exit 1; }
 
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-0}"; }
 
 cmd="${1:-}"
 [ -n "$cmd" ] || usage 2
@@ -49,6 +54,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --shaper) shaper="${2:?--shaper needs emulator or tbf}"; shift 2 ;;
     --scenario) scenario="${2:?--scenario needs a file}"; shift 2 ;;
+    --rates) rates="${2:?--rates needs R1,R2,...}"; shift 2 ;;
     --prefix) prefix="${2:?--prefix needs a name}"; shift 2 ;;
     --allow-tbf-approximation) approximate=1; shift ;;
     --emulate-arg) emulate_args+=("${2:?--emulate-arg needs a value}"); shift 2 ;;
@@ -165,9 +171,25 @@ down() {
   done
 }
 
+# A scenario file for --rates.
+rates_scenario() {
+  local i=0 r
+  printf 'name = "rates"\n[topology]\nkind = "hybrid-access"\n'
+  for r in ${rates//,/ }; do
+    i=$((i + 1))
+    printf '[[topology.link]]\nname = "L%d"\nrate = "%s"\nqueue = "100p"\n' "$i" "$r"
+  done
+  printf '[[flow]]\n'
+}
+
 up() {
   need_root
   need_braid
+  if [ -n "$rates" ]; then
+    mkdir -p "$rundir"
+    scenario="$rundir/rates.toml"
+    rates_scenario >"$scenario"
+  fi
   [ -f "$scenario" ] || die "no scenario file $scenario"
   down
   local n

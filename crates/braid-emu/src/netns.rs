@@ -21,7 +21,9 @@ pub fn in_netns<T: Send>(name: &str, f: impl FnOnce() -> T + Send) -> Result<T, 
         s.spawn(|| {
             // SAFETY: setns on a valid namespace fd affects only this thread.
             if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-                return Err(format!("cannot enter network namespace {name:?}: {}", std::io::Error::last_os_error()));
+                let e = std::io::Error::last_os_error();
+                let hint = if e.kind() == std::io::ErrorKind::PermissionDenied { " (needs root)" } else { "" };
+                return Err(format!("cannot enter network namespace {name:?}: {e}{hint}"));
             }
             Ok(f())
         })
