@@ -28,6 +28,9 @@ const SO_RCVBUFFORCE: libc::c_int = 33;
 const SO_TIMESTAMPNS: libc::c_int = 35;
 const UDP_SEGMENT: libc::c_int = 103;
 
+/// How long a receiver waits for more before it stops.
+const QUIET: Duration = Duration::from_millis(500);
+
 /// One test at a time: they measure timing and share two cores.
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -49,11 +52,11 @@ fn skip_reason() -> Option<String> {
 }
 
 /// A hybrid-access scenario: seed, core rate, and one access link per
-/// entry (its keys on one line, comma-separated).
+/// entry (its keys on one line, separated by semicolons).
 fn scenario((seed, core, links): (u64, &str, &[&str])) -> String {
     let mut s = format!("seed = {seed}\n[topology]\nkind = \"hybrid-access\"\ncore_rate = \"{core}\"\n");
     for l in links {
-        s += &format!("[[topology.link]]\n{}\n", l.replace(", ", "\n"));
+        s += &format!("[[topology.link]]\n{}\n", l.replace("; ", "\n"));
     }
     s + "[[flow]]\n"
 }
@@ -127,7 +130,6 @@ fn timestamped_socket(at: SocketAddr) -> UdpSocket {
     let s = UdpSocket::bind(at).expect("bind receiver");
     setsockopt_int(s.as_raw_fd(), libc::SOL_SOCKET, SO_TIMESTAMPNS, 1);
     setsockopt_int(s.as_raw_fd(), libc::SOL_SOCKET, SO_RCVBUFFORCE, 32 << 20);
-    s.set_read_timeout(Some(Duration::from_millis(500))).expect("timeout");
     s
 }
 
@@ -213,10 +215,11 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-/// Datagrams arriving at `at` in namespace `ns` until none came for half a
-/// second: (bytes, first 8 bytes as u64, kernel arrival time in ns).
-fn receive(ns: &str, at: SocketAddr) -> JoinHandle<Vec<(usize, u64, i64)>> {
+/// Datagrams arriving at `at` in namespace `ns` until none came for
+/// `quiet`: (bytes, first 8 bytes as u64, kernel arrival time in ns).
+fn receive(ns: &str, at: SocketAddr, quiet: Duration) -> JoinHandle<Vec<(usize, u64, i64)>> {
     let s = in_netns(ns, || timestamped_socket(at)).expect("enter namespace");
+    s.set_read_timeout(Some(quiet)).expect("timeout");
     std::thread::spawn(move || {
         realtime();
         let mut buf = [0u8; 2048];
@@ -263,8 +266,8 @@ const DELAY_SCENARIO: (u64, &str, &[&str]) = (
     7,
     "100Gbit",
     &[
-        r#"name = "loaded", rate = "1.1Gbit", rtt = "10ms", loss = "0.1%""#,
-        r#"name = "probe", rate = "1Gbit", rtt = "10ms""#,
+        r#"name = "loaded"; rate = "1.1Gbit"; rtt = "10ms"; loss = "0.1%""#,
+        r#"name = "probe"; rate = "1Gbit"; rtt = "10ms""#,
     ],
 );
 
@@ -284,9 +287,9 @@ fn delay_under_1gbit_load_both_directions() {
         let load = bulk_tcp(&c, &s, "bbr", Duration::from_secs(secs));
         std::thread::sleep(Duration::from_millis(800));
         let probes = 4000;
-        let rx_fwd = receive(&s, addr(SERVER_ADDR, 7001));
-        let rx_rev = receive(&c, addr(client_addr(1), 7002));
-        let rx_ack = receive(&c, addr(client_addr(0), 7003));
+        let rx_fwd = receive(&s, addr(SERVER_ADDR, 7001), QUIET);
+        let rx_rev = receive(&c, addr(client_addr(1), 7002), QUIET);
+        let rx_ack = receive(&c, addr(client_addr(0), 7003), QUIET);
         let tx = [
             spawn_in(&c, move || {
                 send_paced(addr(client_addr(1), 0), addr(SERVER_ADDR, 7001), probes, 1000, 64, true, 1)
@@ -365,8 +368,8 @@ const RATE_SCENARIO: (u64, &str, &[&str]) = (
     1,
     "100Gbit",
     &[
-        r#"name = "slow", rate = "100Mbit", rtt = "10ms", queue = "10bdp""#,
-        r#"name = "fast", rate = "1Gbit", rtt = "10ms", queue = "10bdp""#,
+        r#"name = "slow"; rate = "100Mbit"; rtt = "10ms"; queue = "10bdp""#,
+        r#"name = "fast"; rate = "1Gbit"; rtt = "10ms"; queue = "10bdp""#,
     ],
 );
 
@@ -388,7 +391,7 @@ fn rate_within_3_percent() {
             let mut bed = Bed::start("rate", &scenario(RATE_SCENARIO), vec![]).expect("capability checked");
             let (c, s) = (bed.client.name().to_string(), bed.server.name().to_string());
             let port = 7100 + path as u16;
-            let rx = receive(&s, addr(SERVER_ADDR, port));
+            let rx = receive(&s, addr(SERVER_ADDR, port), QUIET);
             let pps = (rate * 1.2 / 12_000.0) as u64;
             let count = pps * 2;
             spawn_in(&c, move || {
@@ -425,8 +428,8 @@ const LOSS_SCENARIO: (u64, &str, &[&str]) = (
     3,
     "100Gbit",
     &[
-        r#"name = "bernoulli", rate = "10Gbit", rtt = "2ms", loss = "1%", queue = "10000p""#,
-        r#"name = "bursty", rate = "10Gbit", rtt = "2ms", queue = "10000p""#,
+        r#"name = "bernoulli"; rate = "10Gbit"; rtt = "2ms"; loss = "1%"; queue = "10000p""#,
+        r#"name = "bursty"; rate = "10Gbit"; rtt = "2ms"; queue = "10000p""#,
     ],
 );
 
@@ -462,7 +465,7 @@ fn loss_counts() {
     let mut measured = vec![];
     for path in 0..2usize {
         let port = 7200 + path as u16;
-        let rx = receive(&s, addr(SERVER_ADDR, port));
+        let rx = receive(&s, addr(SERVER_ADDR, port), QUIET);
         spawn_in(&c, move || {
             send_paced(addr(client_addr(path), 0), addr(SERVER_ADDR, port), sent, 50_000, 100, false, 1)
         })
@@ -492,7 +495,7 @@ fn loss_counts() {
 }
 
 const UNSHAPED_SCENARIO: (u64, &str, &[&str]) =
-    (1, "1000Gbit", &[r#"name = "unshaped", rate = "1000Gbit", queue = "100000p""#]);
+    (1, "1000Gbit", &[r#"name = "unshaped"; rate = "1000Gbit"; queue = "100000p""#]);
 
 /// At least 5 Gbit/s through a link without rate limit or loss: one CUBIC
 /// transfer, goodput after its first second.
@@ -512,4 +515,31 @@ fn throughput_unshaped() {
     });
     let r = bed.stop();
     eprintln!("packets read {}, buffers {}", r.read, r.buffers);
+}
+
+const OUTAGE_SCENARIO: (u64, &str, &[&str]) =
+    (1, "10Gbit", &[r#"name = "flaky"; rate = "1Gbit"; rtt = "2ms"; down = [{ from = "1s", to = "2s" }]"#]);
+
+/// An up/down schedule on real packets: 10 000 datagrams per second for
+/// three seconds; the link is down from 1 s to 2 s after the emulator
+/// started, so arrivals stop for that second and the emulator counts the
+/// datagrams offered meanwhile as dropped while down.
+#[test]
+fn outage_schedule() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(mut bed) = Bed::start("outage", &scenario(OUTAGE_SCENARIO), vec![]) else { return };
+    let (c, s) = (bed.client.name().to_string(), bed.server.name().to_string());
+    let rx = receive(&s, addr(SERVER_ADDR, 7300), Duration::from_secs(2));
+    spawn_in(&c, || send_paced(addr(client_addr(0), 0), addr(SERVER_ADDR, 7300), 30_000, 10_000, 100, false, 1))
+        .join()
+        .expect("sender");
+    let arrivals: Vec<i64> = rx.join().expect("receiver").iter().map(|&(_, _, t)| t).collect();
+    let gap = arrivals.windows(2).map(|w| w[1] - w[0]).max().expect("arrivals") as f64 / 1e9;
+    let r = bed.stop();
+    let down = r.link("flaky").unwrap().drops_down;
+    eprintln!("outage: longest gap {gap:.3} s, {down} dropped while down, {} arrived", arrivals.len());
+    assert!((0.95..1.05).contains(&gap), "arrivals stopped for {gap:.3} s, not 1 s");
+    // About 10 000 at the nominal rate; the sender's sleeps make it slower.
+    assert!((5_000..=10_100).contains(&down), "{down} datagrams dropped while down");
+    assert_eq!(arrivals.len() as u64 + down, 30_000, "every datagram arrived or was dropped while down");
 }
