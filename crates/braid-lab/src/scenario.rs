@@ -116,6 +116,7 @@ struct RawFlow {
     initial_window: Option<u32>,
     mss: Option<u32>,
     opportunistic: Option<bool>,
+    nodelay: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -429,6 +430,7 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
         config.initial_window = cx.within(&key("initial_window"), n, 1..=1000, "1 to 1000 segments")?;
     }
     config.opportunistic_retransmission = f.opportunistic;
+    config.nodelay = f.nodelay.unwrap_or(false);
     let start = match &f.start {
         Some(s) => Instant::ZERO + cx.field(&key("start"), parse_duration(s))?,
         None => Instant::ZERO,

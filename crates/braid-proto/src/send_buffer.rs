@@ -7,7 +7,13 @@
 
 use std::collections::VecDeque;
 
-use crate::recv_buffer::Chunk;
+/// A run of stream bytes: real bytes, or a run of zeros that was written as
+/// synthetic data and is never materialised.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Chunk {
+    Bytes(Vec<u8>),
+    Zeros(u64),
+}
 
 #[derive(Debug)]
 pub struct SendBuffer {

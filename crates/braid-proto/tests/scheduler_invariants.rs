@@ -27,8 +27,8 @@ fn check(scheduler: &str, seed: u64) {
     let make = || Connection::new(config.clone(), cc::by_name("lia").unwrap(), sched::by_name(scheduler).unwrap());
     let (mut a, mut b) = (make(), make());
     for _ in 0..n_paths {
-        a.add_subflow(false);
-        b.add_subflow(false);
+        a.add_subflow(false).unwrap();
+        b.add_subflow(false).unwrap();
     }
     let data: Vec<u8> = (0..300_000).map(|_| rng.next() as u8).collect();
     let mut wire: BTreeMap<(Instant, u64), (bool, Packet)> = BTreeMap::new();
@@ -49,7 +49,7 @@ fn check(scheduler: &str, seed: u64) {
             let window_end = a.stats().peer_window_end;
             let Some(p) = a.poll_transmit(now) else { break };
             if let Frame::Data(d) = &p.frame {
-                let s = &before[usize::from(p.subflow)];
+                let s = &before[p.subflow.index()];
                 if d.len > 0 {
                     assert!(
                         s.bytes_in_flight == 0 || s.bytes_in_flight + u64::from(d.len) <= s.cwnd,
@@ -57,12 +57,12 @@ fn check(scheduler: &str, seed: u64) {
                         s.bytes_in_flight,
                         d.len,
                         s.cwnd,
-                        p.subflow
+                        p.subflow.0
                     );
                     assert!(d.dsn + u64::from(d.len) <= window_end, "{case}: beyond the receive window");
                 }
             }
-            let path = usize::from(p.subflow);
+            let path = p.subflow.index();
             if !rng.chance(loss[path]) {
                 seq += 1;
                 wire.insert((now + Duration::from_millis(delays[path]), seq), (true, p));
@@ -70,7 +70,7 @@ fn check(scheduler: &str, seed: u64) {
         }
         while let Some(p) = b.poll_transmit(now) {
             seq += 1;
-            wire.insert((now + Duration::from_millis(delays[usize::from(p.subflow)]), seq), (false, p));
+            wire.insert((now + Duration::from_millis(delays[p.subflow.index()]), seq), (false, p));
         }
         let timer = [a.poll_timeout(), b.poll_timeout()].into_iter().flatten().min();
         let next = wire.keys().next().map(|k| k.0);

@@ -68,7 +68,7 @@ impl std::fmt::Display for BuildError {
                 write!(f, "flow `{flow}` uses path {path}, which the topology lacks")
             }
             BuildError::NoSubflows(n) => write!(f, "flow `{n}` has no subflows"),
-            BuildError::TooManySubflows(n) => write!(f, "flow `{n}` has more than 255 subflows"),
+            BuildError::TooManySubflows(n) => write!(f, "flow `{n}` has more than 256 subflows"),
         }
     }
 }
@@ -202,9 +202,6 @@ impl Sim {
         if spec.subflows.is_empty() {
             return Err(BuildError::NoSubflows(spec.name.clone()));
         }
-        if spec.subflows.len() > usize::from(u8::MAX) {
-            return Err(BuildError::TooManySubflows(spec.name.clone()));
-        }
         let make = || -> Result<Connection, BuildError> {
             let c = cc::by_name(&spec.cc).ok_or_else(|| BuildError::UnknownController(spec.cc.clone()))?;
             let s = sched::build(&spec.scheduler, &spec.sched_settings)
@@ -216,8 +213,9 @@ impl Sim {
         for &(path, backup) in &spec.subflows {
             let p = self.topology.paths.get(path).ok_or(BuildError::UnknownPath { flow: spec.name.clone(), path })?;
             let (forward, reverse) = (p.forward.clone(), p.reverse.clone());
-            tx.add_subflow(backup);
-            rx.add_subflow(backup);
+            let too_many = |_| BuildError::TooManySubflows(spec.name.clone());
+            tx.add_subflow(backup).map_err(too_many)?;
+            rx.add_subflow(backup).map_err(too_many)?;
             fwd.push(self.add_route(&forward));
             rev.push(self.add_route(&reverse));
         }
@@ -402,7 +400,7 @@ impl Sim {
         while let Some(packet) = self.endpoints[e].conn.poll_transmit(self.now) {
             self.packets_sent += 1;
             let ep = &self.endpoints[e];
-            let route = ep.routes[usize::from(packet.subflow)];
+            let route = ep.routes[packet.subflow.index()];
             let to = (e ^ 1) as u32;
             let sp = SimPacket { packet, route, hop: 0, to };
             let id = match self.free.pop() {
