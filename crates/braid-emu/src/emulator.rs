@@ -66,6 +66,9 @@ pub struct Report {
     pub write_errors: u64,
     /// Most packet buffers allocated at once, per direction summed.
     pub buffers: usize,
+    /// Why forwarding stopped by itself: a device failed (e.g. its
+    /// namespace was deleted while the emulator ran).
+    pub error: Option<String>,
 }
 
 impl Report {
@@ -195,6 +198,7 @@ impl Emulator {
             total.unroutable += r.unroutable;
             total.write_errors += r.write_errors;
             total.buffers += r.buffers;
+            total.error = total.error.or(r.error);
         }
         total
     }
@@ -287,7 +291,11 @@ impl Direction {
                     Err(e) => {
                         self.engine.pool().discard(id);
                         if e.kind() != ErrorKind::WouldBlock && e.kind() != ErrorKind::Interrupted {
-                            self.report.malformed += 1;
+                            // A failed device would wake ppoll at once,
+                            // forever: stop both directions instead.
+                            let name = self.inputs[k].0.name();
+                            self.report.error = Some(format!("reading TUN device {name:?} failed: {e}"));
+                            self.stop.store(true, Ordering::Relaxed);
                         }
                         break;
                     }

@@ -130,7 +130,7 @@ fn json(r: &Report) -> String {
         .collect();
     serde_json::json!({
         "links": links, "malformed": r.malformed, "unroutable": r.unroutable,
-        "write_errors": r.write_errors, "buffers": r.buffers,
+        "write_errors": r.write_errors, "buffers": r.buffers, "error": r.error,
     })
     .to_string()
         + "\n"
@@ -159,12 +159,16 @@ pub fn run(a: Args) -> Result<(), String> {
     let _ = out.flush();
     drop(out);
     let limit = a.duration.map(|d| std::time::Duration::from_nanos(d.as_nanos()));
-    while !signals::stop_requested() && limit.is_none_or(|l| started.elapsed() < l) {
+    let stopped = emu.stop_flag();
+    while !signals::stop_requested()
+        && !stopped.load(std::sync::atomic::Ordering::Relaxed)
+        && limit.is_none_or(|l| started.elapsed() < l)
+    {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let report = emu.stop();
     crate::emit(&if a.json { json(&report) } else { table(&report) });
-    Ok(())
+    report.error.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
