@@ -18,10 +18,11 @@ pub mod sched;
 mod send_buffer;
 mod subflow;
 pub mod time;
+pub mod wire;
 
 pub use config::Config;
 pub use connection::{Connection, ConnectionError, ConnectionStats, Event, SubflowStats, TooManySubflows};
-pub use packet::{AckFrame, DataFrame, Frame, Packet, PacketError, SubflowId};
+pub use packet::{AckFrame, Control, DataFrame, Frame, Packet, PacketError, SubflowId};
 pub use rtt::RttEstimator;
 pub use subflow::{RateSample, SubflowCounters};
 pub use time::{Duration, Instant};

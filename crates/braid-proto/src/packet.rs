@@ -1,9 +1,13 @@
-//! The packets two connections exchange.
+//! The packets two connections exchange, as values (the "Repr" in
+//! smoltcp's terms; [`crate::wire`] turns them into bytes and back).
 //!
-//! The simulator passes these structs without encoding them; the wire
-//! encoding for real networks belongs to the UDP driver issue. Each packet
-//! belongs to one subflow, named by its index in both endpoints' subflow
-//! lists (both ends create subflows in the same order).
+//! The simulator passes these structs without encoding them (unless a flow
+//! asks for the wire format). Each packet belongs to one subflow, named by
+//! its [`SubflowId`], and carries the receiver's connection id so a
+//! subflow survives an address change. A packet is either data or an
+//! acknowledgement, and may carry one [`Control`]: the handshake's keys and
+//! MACs, address advertisements, the end of the stream or a reset, as
+//! MPTCP carries its options on TCP segments.
 
 /// Bytes of header charged on the wire for a data packet: IPv4 (20) + TCP
 /// with timestamps (32), so a full 1448-byte segment makes a 1500-byte packet.
@@ -65,9 +69,47 @@ impl SubflowId {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Packet {
+    /// The receiver's connection id (its token); 0 before the sender knows it.
+    pub cid: u64,
     /// The subflow this packet travels on.
     pub subflow: SubflowId,
     pub frame: Frame,
+    pub control: Option<Control>,
+}
+
+/// Connection-level signalling carried on a data or ACK packet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Client to server on the first subflow's opening packet: the client's
+    /// key (MP_CAPABLE on the SYN).
+    Hello { key: u64 },
+    /// Server to client on the ACK that answers `Hello`: the server's key.
+    HelloReply { key: u64 },
+    /// Client to server on the first subflow's packets until one is
+    /// acknowledged: both keys, so a server that answered `Hello` without
+    /// keeping state can set the connection up (MP_CAPABLE on the third ACK).
+    Establish { client_key: u64, server_key: u64 },
+    /// Client to server on a new subflow's opening packet: the server's
+    /// token, a fresh nonce, and whether the subflow is a backup (MP_JOIN).
+    Join { token: u64, nonce: u64, backup: bool },
+    /// Server to client on the ACK that answers `Join`: its nonce and a
+    /// truncated HMAC proving it knows both keys.
+    JoinReply { mac: [u8; 8], nonce: u64 },
+    /// Client to server on the joining subflow's packets until one is
+    /// acknowledged: the full HMAC proving the client knows both keys.
+    JoinAck { mac: [u8; 32] },
+    /// Server to client until echoed: another address the client may join
+    /// (ADD_ADDR), with a truncated HMAC over it.
+    AddAddr { id: u8, addr: std::net::SocketAddr, mac: [u8; 8] },
+    /// Client to server: address `id` was received.
+    AddAddrEcho { id: u8 },
+    /// The address `id` is gone: close the subflows using it (REMOVE_ADDR).
+    RemoveAddr { id: u8 },
+    /// The sender's stream ends at `dsn` (DATA_FIN): repeated until the
+    /// Data ACK passes it.
+    DataFin { dsn: u64 },
+    /// Abort: the connection is over, with a reason code (MP_FASTCLOSE).
+    Reset { code: u8 },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,10 +157,18 @@ impl AckFrame {
 }
 
 impl Packet {
+    /// A packet on `subflow` with no connection id and no control.
+    pub fn new(subflow: SubflowId, frame: Frame) -> Self {
+        Packet { cid: 0, subflow, frame, control: None }
+    }
+
     /// Checks the invariants the connection relies on. Packets from the
     /// network must pass this before they touch any state.
     pub fn check(&self) -> Result<(), PacketError> {
         let in_range = |v: u64| if v <= MAX_SEQUENCE { Ok(()) } else { Err(PacketError::SequenceOutOfRange) };
+        if let Some(Control::DataFin { dsn }) = &self.control {
+            in_range(*dsn)?;
+        }
         match &self.frame {
             Frame::Data(d) => {
                 in_range(d.pn)?;

@@ -42,7 +42,7 @@ impl Connection {
             data_ack: self.recv.data_ack(),
             window_end: self.advertised_window_end,
         };
-        Some(Packet { subflow: Self::id(i), frame: Frame::Ack(frame) })
+        Some(Packet::new(Self::id(i), Frame::Ack(frame)))
     }
 
     pub(super) fn window_space(&self, i: usize, len: u32) -> bool {
@@ -299,6 +299,6 @@ impl Connection {
             Chunk::Bytes(b) if len > 0 => b,
             _ => Vec::new(),
         };
-        Packet { subflow: Self::id(i), frame: Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload }) }
+        Packet::new(Self::id(i), Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload }))
     }
 }

@@ -1,0 +1,135 @@
+use proptest::prelude::*;
+
+use super::*;
+use crate::packet::MAX_SEQUENCE;
+
+fn seq() -> impl Strategy<Value = u64> {
+    prop_oneof![0..64u64, 0..20_000u64, 0..MAX_SEQUENCE]
+}
+
+fn control() -> impl Strategy<Value = Control> {
+    let addr = prop_oneof![
+        (any::<[u8; 4]>(), any::<u16>()).prop_map(|(ip, port)| SocketAddr::from((ip, port))),
+        (any::<[u8; 16]>(), any::<u16>()).prop_map(|(ip, port)| SocketAddr::from((ip, port))),
+    ];
+    prop_oneof![
+        any::<u64>().prop_map(|key| Control::Hello { key }),
+        any::<u64>().prop_map(|key| Control::HelloReply { key }),
+        (any::<u64>(), any::<u64>()).prop_map(|(client_key, server_key)| Control::Establish { client_key, server_key }),
+        (any::<u64>(), any::<u64>(), any::<bool>()).prop_map(|(token, nonce, backup)| Control::Join {
+            token,
+            nonce,
+            backup
+        }),
+        (any::<[u8; 8]>(), any::<u64>()).prop_map(|(mac, nonce)| Control::JoinReply { mac, nonce }),
+        any::<[u8; 32]>().prop_map(|mac| Control::JoinAck { mac }),
+        (any::<u8>(), addr, any::<[u8; 8]>()).prop_map(|(id, addr, mac)| Control::AddAddr { id, addr, mac }),
+        any::<u8>().prop_map(|id| Control::AddAddrEcho { id }),
+        any::<u8>().prop_map(|id| Control::RemoveAddr { id }),
+        seq().prop_map(|dsn| Control::DataFin { dsn }),
+        any::<u8>().prop_map(|code| Control::Reset { code }),
+    ]
+}
+
+fn frame() -> impl Strategy<Value = Frame> {
+    let data = (seq(), seq(), 0..MAX_SEQUENCE - 70_000, 0u32..3000, any::<bool>(), any::<u8>()).prop_map(
+        |(pn, pn_floor, dsn, len, synthetic, fill)| {
+            let payload = if synthetic { Vec::new() } else { vec![fill; len as usize] };
+            Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload })
+        },
+    );
+    let ack = (seq(), proptest::collection::vec((0..MAX_SEQUENCE - 1, 1..1000u64), 0..=3), seq(), seq()).prop_map(
+        |(cumulative, blocks, data_ack, window_end)| {
+            let mut sack = [(0, 0); MAX_SACK_BLOCKS];
+            for (slot, &(s, n)) in sack.iter_mut().zip(&blocks) {
+                *slot = (s, (s + n).min(MAX_SEQUENCE));
+            }
+            Frame::Ack(AckFrame { cumulative, sack, sack_len: blocks.len() as u8, data_ack, window_end })
+        },
+    );
+    prop_oneof![data, ack]
+}
+
+fn packet() -> impl Strategy<Value = Packet> {
+    (any::<u64>(), any::<u8>(), frame(), proptest::option::of(control()))
+        .prop_map(|(cid, sf, frame, control)| Packet { cid, subflow: SubflowId(sf), frame, control })
+        .prop_filter("valid packets", |p| p.check().is_ok())
+}
+
+proptest! {
+    /// Encoding then decoding is the identity, and the length is what
+    /// `encoded_len` says.
+    #[test]
+    fn round_trip(p in packet()) {
+        let mut bytes = Vec::new();
+        encode(&p, &mut bytes);
+        prop_assert_eq!(bytes.len(), encoded_len(&p));
+        prop_assert_eq!(decode(&bytes), Ok(p.clone()));
+        let h = Header::new_checked(&bytes[..]).unwrap();
+        prop_assert_eq!((h.cid(), h.subflow()), (p.cid, p.subflow));
+    }
+
+    /// Every strict prefix of a packet is refused, never mistaken for a
+    /// shorter packet (no length is implied by the datagram's end alone).
+    #[test]
+    fn truncations_are_refused(p in packet(), cut in any::<prop::sample::Index>()) {
+        let mut bytes = Vec::new();
+        encode(&p, &mut bytes);
+        let n = cut.index(bytes.len());
+        prop_assert!(decode(&bytes[..n]).is_err());
+    }
+
+    /// Random bytes never panic, and whatever decodes passes the
+    /// connection's checks and re-encodes to the same bytes.
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200), first in any::<u8>()) {
+        let mut bytes = bytes;
+        if let Some(b) = bytes.first_mut() {
+            *b = (*b & 0x1f) | (first & 0x20) | (VERSION << 5);
+        }
+        if let Ok(p) = decode(&bytes) {
+            prop_assert!(p.check().is_ok());
+            let mut again = Vec::new();
+            encode(&p, &mut again);
+            prop_assert_eq!(decode(&again), Ok(p));
+        }
+    }
+}
+
+#[test]
+fn a_data_packet_byte_for_byte() {
+    let p = Packet {
+        cid: 0x0102_0304_0506_0708,
+        subflow: SubflowId(3),
+        frame: Frame::Data(DataFrame { pn: 5, pn_floor: 64, dsn: 16_384, len: 2, payload: vec![0xaa, 0xbb] }),
+        control: Some(Control::DataFin { dsn: 16_386 }),
+    };
+    let mut bytes = Vec::new();
+    encode(&p, &mut bytes);
+    #[rustfmt::skip]
+    let expect = [
+        0x30, // version 1, control, data
+        1, 2, 3, 4, 5, 6, 7, 8, 3, // cid, subflow
+        10, 0x80, 0x00, 0x40, 0x02, // DataFin, dsn 16386 as a 4-byte varint
+        5, 0x40, 64, 0x80, 0x00, 0x40, 0x00, // pn 5, pn_floor 64, dsn 16384
+        0, 2, 0xaa, 0xbb, // len 2, payload
+    ];
+    assert_eq!(bytes, expect);
+    assert_eq!(decode(&bytes), Ok(p));
+}
+
+#[test]
+fn malformed_headers_get_typed_errors() {
+    assert_eq!(decode(&[]), Err(DecodeError::Truncated));
+    assert_eq!(decode(&[0x40; 10]), Err(DecodeError::Version(2)));
+    assert_eq!(decode(&[0x27, 0, 0, 0, 0, 0, 0, 0, 0, 0]), Err(DecodeError::Kind(7)));
+    let ack_with_four_blocks = [0x21, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4];
+    assert_eq!(decode(&ack_with_four_blocks), Err(DecodeError::SackCount(4)));
+    let unknown_control = [0x30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 99];
+    assert_eq!(decode(&unknown_control), Err(DecodeError::Control(99)));
+    // An empty SACK block is well-formed bytes but an invalid packet.
+    let empty_block = [0x21, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 5, 5, 0, 0];
+    assert_eq!(decode(&empty_block), Err(DecodeError::Invalid(PacketError::BadSackBlock)));
+    let trailing = [0x21, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9];
+    assert_eq!(decode(&trailing), Err(DecodeError::TrailingBytes));
+}
