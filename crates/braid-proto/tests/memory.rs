@@ -38,7 +38,7 @@ fn peak_growth(dsns: impl Iterator<Item = u64>) -> i64 {
     PEAK.store(base, Ordering::Relaxed);
     for (pn, dsn) in dsns.enumerate() {
         let frame = Frame::Data(DataFrame { pn: pn as u64, pn_floor: pn as u64, dsn, len: 1, payload: vec![7] });
-        b.handle_datagram(Instant::ZERO, Packet { subflow: SubflowId(0), frame }).unwrap();
+        b.handle_datagram(Instant::ZERO, Packet::new(SubflowId(0), frame)).unwrap();
         while b.poll_transmit(Instant::ZERO).is_some() {}
     }
     PEAK.load(Ordering::Relaxed) - base

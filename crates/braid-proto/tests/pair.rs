@@ -120,7 +120,7 @@ fn hostile_packets_do_not_panic() {
             })
         };
         a.write(&[1, 2, 3]);
-        let packet = Packet { subflow: braid_proto::SubflowId(subflow), frame };
+        let packet = Packet::new(braid_proto::SubflowId(subflow), frame);
         let verdict = packet.check();
         assert_eq!(a.handle_datagram(now, packet), verdict);
         while a.poll_transmit(now).is_some() {}

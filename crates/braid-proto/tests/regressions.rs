@@ -15,10 +15,10 @@ fn conn(cfg: Config, paths: usize) -> Connection {
     c
 }
 fn ack(sf: u8, cum: u64, data_ack: u64, window_end: u64) -> Packet {
-    Packet {
-        subflow: SubflowId(sf),
-        frame: Frame::Ack(AckFrame { cumulative: cum, sack: [(0, 0); 3], sack_len: 0, data_ack, window_end }),
-    }
+    Packet::new(
+        SubflowId(sf),
+        Frame::Ack(AckFrame { cumulative: cum, sack: [(0, 0); 3], sack_len: 0, data_ack, window_end }),
+    )
 }
 fn drain(c: &mut Connection, now: Instant) -> Vec<Packet> {
     let mut v = vec![];
@@ -300,10 +300,7 @@ fn hostile_packet_numbers_cost_bounded_work() {
     let n = 200_000u64;
     for k in 0..n {
         let pn = 2 * (n - k) + 1_000;
-        let p = Packet {
-            subflow: SubflowId(0),
-            frame: Frame::Data(DataFrame { pn, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }),
-        };
+        let p = Packet::new(SubflowId(0), Frame::Data(DataFrame { pn, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }));
         b.handle_datagram(now, p).unwrap();
     }
     println!("{n} hostile probes took {:?}", t.elapsed());
@@ -349,9 +346,8 @@ fn joins_survive_peer_opened_and_removed_subflows() {
         }
         c
     };
-    let probe = |sf: u8| Packet {
-        subflow: SubflowId(sf),
-        frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: Vec::new() }),
+    let probe = |sf: u8| {
+        Packet::new(SubflowId(sf), Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: Vec::new() }))
     };
     let t0 = Instant::ZERO;
     // The peer joins subflow 0; then this side answers with data of its own.
