@@ -24,7 +24,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::autotune::{send_buffer_target, RecvAutotune, AUTOTUNE_INITIAL, SEND_AUTOTUNE_INITIAL};
+use crate::autotune::{RecvAutotune, SendTuner, TunedPath, AUTOTUNE_INITIAL};
 use crate::cc::{AckSample, Controller, PathView};
 use crate::config::Config;
 use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, DATA_HEADER_BYTES};
@@ -95,6 +95,7 @@ pub struct Connection {
     send: SendBuffer,
     recv: RecvBuffer,
     autotune: Option<RecvAutotune>,
+    send_tuner: SendTuner,
     /// Data of timed-out or closed subflows, to be sent on another subflow
     /// before new data: DSN -> length, lowest first (it unblocks the
     /// receiver soonest), each range once however often it is queued.
@@ -128,11 +129,8 @@ pub struct Connection {
 
 impl Connection {
     pub fn new(config: Config, cc: Box<dyn Controller>, sched: Box<dyn Scheduler>) -> Self {
-        let send = SendBuffer::new(if config.send_autotune {
-            SEND_AUTOTUNE_INITIAL.min(config.send_buffer)
-        } else {
-            config.send_buffer
-        });
+        let send_tuner = SendTuner::new(config.send_autotune, config.send_buffer, cc.sndbuf_expand());
+        let send = SendBuffer::new(send_tuner.initial());
         let autotune =
             config.recv_autotune.then(|| RecvAutotune::new(AUTOTUNE_INITIAL, config.recv_buffer, config.mss));
         let recv = RecvBuffer::new(if autotune.is_some() {
@@ -153,6 +151,7 @@ impl Connection {
             send,
             recv,
             autotune,
+            send_tuner,
             reinject: BTreeMap::new(),
             reinjected_bytes: 0,
             invalid_packets: 0,
@@ -377,7 +376,7 @@ impl Connection {
                 prior_delivered: out.prior_delivered,
             };
             self.cc.on_ack(i, &sample, &self.path_views);
-            if self.config.send_autotune {
+            if self.send_tuner.is_on() {
                 self.autotune_send_buffer();
             }
             while let Some(closed) = self.cc.take_closed_path() {
@@ -389,10 +388,13 @@ impl Connection {
 
     fn autotune_send_buffer(&mut self) {
         let cc = &self.cc;
-        let paths = (0..self.subflows.len())
-            .filter(|&i| self.subflows[i].active)
-            .filter_map(|i| Some((cc.window(i), self.subflows[i].rtt.srtt()?)));
-        let target = send_buffer_target(paths).min(self.config.send_buffer);
+        let paths = self.subflows.iter().enumerate().map(|(i, s)| TunedPath {
+            active: s.active,
+            window: cc.window(i),
+            srtt: s.rtt.srtt(),
+            mss: s.mss,
+        });
+        let target = self.send_tuner.target(paths);
         self.send.grow(target);
     }
 

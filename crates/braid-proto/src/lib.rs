@@ -19,6 +19,7 @@ mod send_buffer;
 mod subflow;
 pub mod time;
 
+pub use autotune::SendAutotune;
 pub use config::Config;
 pub use connection::{Connection, ConnectionStats, Event, SubflowStats};
 pub use packet::{AckFrame, DataFrame, Frame, Packet, PacketError};

@@ -396,6 +396,10 @@ impl Controller for Bbr {
     fn pacing_rate(&self, path: usize) -> Option<u64> {
         self.paths.get(path).filter(|p| p.active).map(|p| p.pacing_rate().max(1.0) as u64)
     }
+    /// `bbr_sndbuf_expand`: BBR may slow-start even during recovery.
+    fn sndbuf_expand(&self) -> u32 {
+        3
+    }
 }
 
 #[cfg(test)]

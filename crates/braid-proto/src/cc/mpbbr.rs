@@ -184,6 +184,9 @@ impl Controller for MpBbr {
     fn pacing_rate(&self, path: usize) -> Option<u64> {
         self.bbr.pacing_rate(path)
     }
+    fn sndbuf_expand(&self) -> u32 {
+        self.bbr.sndbuf_expand()
+    }
     fn take_closed_path(&mut self) -> Option<usize> {
         self.to_close.take()
     }
