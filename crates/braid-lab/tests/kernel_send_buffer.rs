@@ -38,6 +38,6 @@ fn kernel_buffer_grows_from_tcp_wmem1_and_stops_at_its_maximum() {
     let capped = common::simulate(&fig6("kernel:1MiB")).flows[0].send_buffer_bytes;
     println!("LIA on seed 004 Fig. 6 paths: kernel send buffer {grown} B (16 MiB max), {capped} B (1 MiB max)");
     // Two subflows of at least 10 segments: 2 x 2 x 10 x 4352 B at least.
-    assert!(grown >= 174_080 && grown <= 16 << 20, "{grown}");
+    assert!((174_080..=16 << 20).contains(&grown), "{grown}");
     assert_eq!(capped, 1 << 20);
 }
