@@ -1,9 +1,11 @@
 //! Braid's lab: scenario files, runs, summaries and result folders.
 
+pub mod campaign;
 pub mod plot;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod scores;
 pub mod units;
 
 pub use run::{run, RunOptions, Summary, SUMMARY_SCHEMA};
