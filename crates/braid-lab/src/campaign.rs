@@ -152,7 +152,8 @@ pub struct Campaign {
     pub description: String,
     /// The file as given, for messages.
     pub file: String,
-    /// The file's text, kept with the results so they can be merged and resumed.
+    /// The campaign as TOML with `base` inlined: kept with the results so
+    /// they can be resumed and merged, and hashed into the plan's fingerprint.
     pub text: String,
     base: Table,
     pub duration: Duration,
@@ -186,8 +187,12 @@ pub fn load(path: &Path) -> Result<Campaign, CampaignError> {
 /// Parses campaign `text`; `file` names it in errors and `dir` resolves a
 /// `base` given as a path.
 pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, CampaignError> {
-    let raw: RawCampaign = toml::from_str(text)
-        .map_err(|e| CampaignError::Syntax { file: file.to_string(), message: e.to_string().trim_end().to_string() })?;
+    let syntax = |e: toml::de::Error| CampaignError::Syntax {
+        file: file.to_string(),
+        message: e.to_string().trim_end().to_string(),
+    };
+    let raw: RawCampaign = toml::from_str(text).map_err(syntax)?;
+    let mut resolved: Table = toml::from_str(text).map_err(syntax)?;
     let base = match raw.base {
         Value::Table(t) => t,
         Value::String(p) => {
@@ -199,6 +204,8 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
         }
         _ => return Err(invalid(file, "base", "must be a table of scenario keys or a scenario file's path")),
     };
+    resolved.insert("base".into(), Value::Table(base.clone()));
+    let text = toml::to_string(&resolved).map_err(|e| invalid(file, "base", e.to_string()))?;
     let duration = match &raw.duration {
         Some(d) => parse_duration(d).map_err(|m| invalid(file, "duration", m))?,
         None => Duration::from_secs(30),
@@ -283,7 +290,7 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
         name: raw.name.unwrap_or_else(|| "campaign".into()),
         description: raw.description.unwrap_or_default(),
         file: file.to_string(),
-        text: text.to_string(),
+        text,
         base,
         duration,
         seeds,

@@ -6,6 +6,10 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod scores;
+pub mod sweep;
+pub mod sweep_charts;
+pub mod sweep_report;
+pub mod sweep_results;
 pub mod units;
 
 pub use run::{run, RunOptions, Summary, SUMMARY_SCHEMA};
