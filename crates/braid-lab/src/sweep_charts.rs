@@ -58,26 +58,22 @@ pub fn bars(
             series.iter().flat_map(|s| s.values.iter().copied()).fold(0.0, f64::max)
         };
         let top = if top > 0.0 { top * 1.1 } else { 1.0 };
-        let cats = categories.to_vec();
+        let names = category_names(categories);
+        let crowded = n > 8;
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 16))
             .margin(10)
-            .x_label_area_size(40)
+            .x_label_area_size(if crowded { 110 } else { 40 })
             .y_label_area_size(60)
-            .build_cartesian_2d(0.0..n as f64, 0.0..top)
+            .build_cartesian_2d(-0.5..n as f64 - 0.5, 0.0..top)
             .map_err(err)?;
+        let font = ("sans-serif", 12).into_font();
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_labels(n)
-            .x_label_formatter(&|x| {
-                let i = (x - 0.5).round();
-                if (x - 0.5 - i).abs() < 0.01 && i >= 0.0 {
-                    cats.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
+            .x_labels(n + 1)
+            .x_label_style(if crowded { font.transform(FontTransform::Rotate90) } else { font })
+            .x_label_formatter(&names)
             .y_desc(y_label)
             .draw()
             .map_err(err)?;
@@ -89,7 +85,7 @@ pub fn bars(
                 .iter()
                 .enumerate()
                 .map(|(i, &v)| {
-                    let x = i as f64;
+                    let x = i as f64 - 0.5;
                     if stacked {
                         let below: f64 = series[..j].iter().map(|t| t.values.get(i).copied().unwrap_or(0.0)).sum();
                         Rectangle::new([(x + 0.15, below), (x + 0.85, below + v)], c.filled())
@@ -118,6 +114,19 @@ pub fn bars(
     Ok(svg)
 }
 
+/// Labels integer positions with category names, nothing in between.
+fn category_names(names: &[String]) -> impl Fn(&f64) -> String {
+    let names = names.to_vec();
+    move |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-6 && i >= 0.0 {
+            names.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    }
+}
+
 /// A heatmap of `values[row][col]` in [0, 1], each cell labelled.
 pub fn heatmap(
     title: &str,
@@ -131,37 +140,26 @@ pub fn heatmap(
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let (nr, nc) = (rows.len().max(1), cols.len().max(1));
-        let (rn, cn) = (rows.to_vec(), cols.to_vec());
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(40)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0.0..nc as f64, 0.0..nr as f64)
+            .y_label_area_size(90)
+            .build_cartesian_2d(-0.5..nc as f64 - 0.5, -0.5..nr as f64 - 0.5)
             .map_err(err)?;
-        let label = |names: Vec<String>| {
-            move |x: &f64| {
-                let i = (x - 0.5).round();
-                if (x - 0.5 - i).abs() < 0.01 && i >= 0.0 {
-                    names.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            }
-        };
-        let (fx, fy) = (label(cn), label(rn));
+        let (fx, fy) = (category_names(cols), category_names(rows));
         chart
             .configure_mesh()
             .disable_mesh()
-            .x_labels(nc)
-            .y_labels(nr)
+            .x_labels(nc + 1)
+            .y_labels(nr + 1)
             .x_label_formatter(&fx)
             .y_label_formatter(&fy)
             .draw()
             .map_err(err)?;
         for (r, row) in values.iter().enumerate() {
             for (c, v) in row.iter().enumerate() {
-                let (x, y) = (c as f64, r as f64);
+                let (x, y) = (c as f64 - 0.5, r as f64 - 0.5);
                 let fill = match v {
                     // White to dark blue.
                     Some(v) => {
@@ -178,7 +176,7 @@ pub fn heatmap(
                 chart
                     .draw_series(std::iter::once(Text::new(
                         text,
-                        (x + 0.35, y + 0.55),
+                        (x + 0.4, y + 0.55),
                         ("sans-serif", 13).into_font().color(&ink),
                     )))
                     .map_err(err)?;
