@@ -27,17 +27,9 @@ use toml::{Table, Value};
 use crate::scenario::{self, Scenario, ScenarioError};
 use crate::units::{parse_duration, parse_rate};
 
-#[derive(Debug, thiserror::Error)]
-pub enum CampaignError {
-    #[error("{file}: cannot read the file: {source}")]
-    Io { file: String, source: std::io::Error },
-    #[error("{file}: {message}")]
-    Syntax { file: String, message: String },
-    #[error("{file}: key `{key}`: {message}")]
-    Invalid { file: String, key: String, message: String },
-    #[error("{0}")]
-    Scenario(#[from] ScenarioError),
-}
+/// Campaign errors name the file and key as scenario errors do (and a
+/// run's scenario error names the campaign and the run).
+pub type CampaignError = ScenarioError;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -174,20 +166,20 @@ pub struct Overrides {
 }
 
 fn invalid(file: &str, key: impl Into<String>, message: impl Into<String>) -> CampaignError {
-    CampaignError::Invalid { file: file.to_string(), key: key.into(), message: message.into() }
+    ScenarioError::Invalid { file: file.to_string(), key: key.into(), message: message.into() }
 }
 
 /// Reads a campaign file.
 pub fn load(path: &Path) -> Result<Campaign, CampaignError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| CampaignError::Io { file: file.clone(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io { file: file.clone(), source })?;
     parse(&text, &file, path.parent())
 }
 
 /// Parses campaign `text`; `file` names it in errors and `dir` resolves a
 /// `base` given as a path.
 pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, CampaignError> {
-    let syntax = |e: toml::de::Error| CampaignError::Syntax {
+    let syntax = |e: toml::de::Error| ScenarioError::Syntax {
         file: file.to_string(),
         message: e.to_string().trim_end().to_string(),
     };
@@ -199,8 +191,8 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
             let path = dir.map_or_else(|| Path::new(&p).to_path_buf(), |d| d.join(&p));
             let shown = path.display().to_string();
             let t =
-                std::fs::read_to_string(&path).map_err(|source| CampaignError::Io { file: shown.clone(), source })?;
-            toml::from_str(&t).map_err(|e| CampaignError::Syntax { file: shown, message: e.to_string() })?
+                std::fs::read_to_string(&path).map_err(|source| ScenarioError::Io { file: shown.clone(), source })?;
+            toml::from_str(&t).map_err(|e| ScenarioError::Syntax { file: shown, message: e.to_string() })?
         }
         _ => return Err(invalid(file, "base", "must be a table of scenario keys or a scenario file's path")),
     };

@@ -102,16 +102,28 @@ pub fn bars(
                 .label(s.label.clone())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+/// The boxed list of series labels.
+fn legend<'a, DB: DrawingBackend + 'a>(
+    chart: &mut ChartContext<
+        'a,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)
 }
 
 /// Labels integer positions with category names, nothing in between.
@@ -216,13 +228,7 @@ pub fn curves(
                 .label(label.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
