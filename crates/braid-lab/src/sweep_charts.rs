@@ -58,25 +58,40 @@ pub fn bars(
             series.iter().flat_map(|s| s.values.iter().copied()).fold(0.0, f64::max)
         };
         let top = if top > 0.0 { top * 1.1 } else { 1.0 };
-        let names = category_names(categories);
-        let crowded = n > 8;
+        // Categories written GROUP/NAME show NAME on the axis and each
+        // GROUP once, above its first bar.
+        let short: Vec<String> = categories.iter().map(|c| c.rsplit('/').next().unwrap_or(c).to_string()).collect();
+        let names = category_names(&short);
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 16))
             .margin(10)
-            .x_label_area_size(if crowded { 110 } else { 40 })
+            .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(-0.5..n as f64 - 0.5, 0.0..top)
+            .build_cartesian_2d(-0.5..n as f64 - 0.5, 0.0..top * 1.08)
             .map_err(err)?;
-        let font = ("sans-serif", 12).into_font();
         chart
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n + 1)
-            .x_label_style(if crowded { font.transform(FontTransform::Rotate90) } else { font })
+            .x_label_style(("sans-serif", if n > 8 { 10 } else { 12 }))
             .x_label_formatter(&names)
             .y_desc(y_label)
             .draw()
             .map_err(err)?;
+        let mut last_group = None;
+        for (i, c) in categories.iter().enumerate() {
+            let Some((group, _)) = c.rsplit_once('/') else { continue };
+            if last_group != Some(group) {
+                last_group = Some(group);
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        group.to_string(),
+                        (i as f64 - 0.45, top * 1.04),
+                        ("sans-serif", 12),
+                    )))
+                    .map_err(err)?;
+            }
+        }
         let k = series.len().max(1) as f64;
         for (j, s) in series.iter().enumerate() {
             let c = color(j);

@@ -71,7 +71,7 @@ pub fn render(plan: &Plan, scores: Option<&Scores>, cells: &[Cell], present: usi
     let mut body = String::new();
     let _ = write!(
         body,
-        "<h1>{}</h1>\n<p>{}</p>\n<p>{present} of {} runs ({} seeds, {} s simulated each).</p>\n",
+        "<h1>{}</h1>\n<p>{}</p>\n<p>{present} of {} runs ({} seeds, {:.1} s simulated each).</p>\n",
         esc(&c.name),
         esc(&c.description),
         plan.runs.len(),
@@ -321,7 +321,7 @@ fn panel_figures(figs: &mut Figures, view: &View, scenario: &str) {
             })
             .collect()
     };
-    let w = (160 + 22 * cats.len() as u32).max(700);
+    let w = (160 + 32 * cats.len() as u32).max(700);
     let title = |what: &str| format!("{scenario}: {what} (controller/scheduler)");
     let id = |k: &str| format!("panel-{scenario}-{k}");
     figs.add(
