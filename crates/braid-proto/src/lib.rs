@@ -21,8 +21,8 @@ pub mod time;
 
 pub use autotune::SendAutotune;
 pub use config::Config;
-pub use connection::{Connection, ConnectionStats, Event, SubflowStats};
-pub use packet::{AckFrame, DataFrame, Frame, Packet, PacketError};
+pub use connection::{Connection, ConnectionError, ConnectionStats, Event, SubflowStats, TooManySubflows};
+pub use packet::{AckFrame, DataFrame, Frame, Packet, PacketError, SubflowId};
 pub use rtt::RttEstimator;
 pub use subflow::{RateSample, SubflowCounters};
 pub use time::{Duration, Instant};

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use braid_proto::{cc, sched, Config, Connection, Instant, Packet};
+use braid_proto::{cc, sched, Config, Connection, ConnectionError, Event as ConnEvent, Instant, Packet};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -68,7 +68,7 @@ impl std::fmt::Display for BuildError {
                 write!(f, "flow `{flow}` uses path {path}, which the topology lacks")
             }
             BuildError::NoSubflows(n) => write!(f, "flow `{n}` has no subflows"),
-            BuildError::TooManySubflows(n) => write!(f, "flow `{n}` has more than 255 subflows"),
+            BuildError::TooManySubflows(n) => write!(f, "flow `{n}` has more than 256 subflows"),
         }
     }
 }
@@ -108,6 +108,8 @@ pub struct FlowOutcome {
     pub completed_at: Option<Instant>,
     /// Bytes that arrived different from what was sent (verified flows).
     pub corrupted_bytes: u64,
+    /// The sending connection gave up, and when.
+    pub failed: Option<(Instant, ConnectionError)>,
     /// Delay from the sender's write to the receiver's in-order read.
     pub delay: DelayHistogram,
 }
@@ -168,6 +170,7 @@ impl Sim {
                     delivered: 0,
                     completed_at: None,
                     corrupted_bytes: 0,
+                    failed: None,
                     delay: DelayHistogram::default(),
                 };
                 flows.len()
@@ -202,9 +205,6 @@ impl Sim {
         if spec.subflows.is_empty() {
             return Err(BuildError::NoSubflows(spec.name.clone()));
         }
-        if spec.subflows.len() > usize::from(u8::MAX) {
-            return Err(BuildError::TooManySubflows(spec.name.clone()));
-        }
         let make = || -> Result<Connection, BuildError> {
             let c = cc::by_name(&spec.cc).ok_or_else(|| BuildError::UnknownController(spec.cc.clone()))?;
             let s = sched::build(&spec.scheduler, &spec.sched_settings)
@@ -216,8 +216,9 @@ impl Sim {
         for &(path, backup) in &spec.subflows {
             let p = self.topology.paths.get(path).ok_or(BuildError::UnknownPath { flow: spec.name.clone(), path })?;
             let (forward, reverse) = (p.forward.clone(), p.reverse.clone());
-            tx.add_subflow(backup);
-            rx.add_subflow(backup);
+            let too_many = |_| BuildError::TooManySubflows(spec.name.clone());
+            tx.add_subflow(backup).map_err(too_many)?;
+            rx.add_subflow(backup).map_err(too_many)?;
             fwd.push(self.add_route(&forward));
             rev.push(self.add_route(&reverse));
         }
@@ -275,9 +276,13 @@ impl Sim {
         &self.endpoints[2 * flow + 1].conn
     }
 
-    /// True once every flow has a size and has delivered all of it.
+    /// True once every flow has a size and has delivered all of it (or
+    /// failed).
     pub fn all_sized_flows_done(&self) -> bool {
-        self.flows.iter().zip(&self.outcomes).all(|(f, o)| f.size.is_some() && o.completed_at.is_some())
+        self.flows
+            .iter()
+            .zip(&self.outcomes)
+            .all(|(f, o)| f.size.is_some() && (o.completed_at.is_some() || o.failed.is_some()))
     }
 
     /// Runs events up to and including `until`, or until every flow is a
@@ -402,7 +407,7 @@ impl Sim {
         while let Some(packet) = self.endpoints[e].conn.poll_transmit(self.now) {
             self.packets_sent += 1;
             let ep = &self.endpoints[e];
-            let route = ep.routes[usize::from(packet.subflow)];
+            let route = ep.routes[packet.subflow.index()];
             let to = (e ^ 1) as u32;
             let sp = SimPacket { packet, route, hop: 0, to };
             let id = match self.free.pop() {
@@ -419,7 +424,11 @@ impl Sim {
             self.offer(first, id);
         }
         let ep = &mut self.endpoints[e];
-        while ep.conn.poll_event().is_some() {}
+        while let Some(event) = ep.conn.poll_event() {
+            if let ConnEvent::Failed(why) = event {
+                self.outcomes[ep.flow as usize].failed.get_or_insert((self.now, why));
+            }
+        }
         if let Some(t) = ep.conn.poll_timeout() {
             let t = t.max(self.now);
             if ep.timer_at.is_none_or(|cur| t < cur) {
