@@ -486,6 +486,9 @@ fn set_path(t: &mut Table, path: &str, value: Value) -> Result<(), String> {
                 let len = a.len();
                 a.get_mut(i).ok_or_else(|| format!("{path:?}: index {i} is past the {len} entries there"))?
             }
+            (Value::Table(_), Ok(_)) => {
+                return Err(format!("{path:?}: {p} indexes a list, but there is a table (or nothing) there"))
+            }
             (Value::Table(m), _) => m.entry(p.to_string()).or_insert_with(|| Value::Table(Table::new())),
             (other, _) => return Err(format!("{path:?}: cannot go into {p:?} of {}", other.type_str())),
         };
@@ -570,6 +573,9 @@ mod tests {
         let bad_cc = SMALL.replace("values = [\"lia\", \"bbr\"]", "values = [\"lia\", \"warp\"]");
         let e = parse(&bad_cc, "small.toml", None).unwrap_err().to_string();
         assert!(e.contains("small.toml") && e.contains("flow[0].cc") && e.contains("warp"), "{e}");
+        let e = parse("base = {}\n[[axis]]\nname = \"cc\"\nkey = \"flow.0.cc\"\nvalues = [\"lia\"]", "x.toml", None)
+            .unwrap_err();
+        assert!(e.to_string().contains("axis[0].key") && e.to_string().contains("indexes a list"), "{e}");
         let bad_key = SMALL.replace("key = \"flow.0.cc\"", "key = \"flow.3.cc\"");
         let e = parse(&bad_key, "small.toml", None).unwrap_err().to_string();
         assert!(e.contains("axis[1].key") && e.contains("index 3"), "{e}");

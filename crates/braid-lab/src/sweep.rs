@@ -170,7 +170,10 @@ fn claim(dir: &Path, plan: &Plan) -> Result<(), SweepError> {
 /// Rebuilds the plan a results folder was made for.
 pub fn plan_of(dir: &Path) -> Result<Plan, SweepError> {
     let path = dir.join("sweep.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => io(dir, "not a results folder of braid sweep (it has no sweep.json)"),
+        _ => io(&path, e),
+    })?;
     let m: Manifest = serde_json::from_str(&text).map_err(|e| io(&path, e))?;
     let campaign = campaign::load(&dir.join("campaign.toml"))?;
     let overrides =
