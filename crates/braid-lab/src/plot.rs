@@ -8,13 +8,15 @@ use braid_sim::Sim;
 use plotters::prelude::*;
 
 /// One line of one panel.
-struct Series {
-    label: String,
-    points: Vec<(f64, f64)>,
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
 }
 
-/// Builds the four panels' series from the simulator's samples.
-fn series(sim: &Sim, flow_paths: &[Vec<String>]) -> [Vec<Series>; 4] {
+/// Builds the four panels' series from the simulator's samples: goodput
+/// (Mbit/s), congestion window (kB) and smoothed RTT (ms) per subflow, and
+/// each flow's out-of-order queue (kB).
+pub fn series(sim: &Sim, flow_paths: &[Vec<String>]) -> [Vec<Series>; 4] {
     let rec = sim.recorder();
     let mut panels: [Vec<Series>; 4] = Default::default();
     for (f, paths) in flow_paths.iter().enumerate() {
@@ -51,11 +53,16 @@ fn series(sim: &Sim, flow_paths: &[Vec<String>]) -> [Vec<Series>; 4] {
 /// Writes the figure to `file` (SVG).
 pub fn write_timeseries(file: &Path, sim: &Sim, flow_paths: &[Vec<String>]) -> Result<(), String> {
     let titles = ["goodput (Mbit/s)", "congestion window (kB)", "smoothed RTT (ms)", "out-of-order queue (kB)"];
-    let panels = series(sim, flow_paths);
-    let end = sim.now().as_secs_f64().max(1e-3);
-    let root = SVGBackend::new(file, (900, 1000)).into_drawing_area();
+    write_panels(file, &titles, &series(sim, flow_paths), sim.now().as_secs_f64())
+}
+
+/// Writes panels stacked top to bottom, one title each, over time 0 to
+/// `end` seconds (SVG, 250 pixels per panel).
+pub fn write_panels(file: &Path, titles: &[&str], panels: &[Vec<Series>], end: f64) -> Result<(), String> {
+    let end = end.max(1e-3);
+    let root = SVGBackend::new(file, (900, 250 * panels.len() as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    for (area, (title, lines)) in root.split_evenly((4, 1)).iter().zip(titles.iter().zip(&panels)) {
+    for (area, (title, lines)) in root.split_evenly((panels.len(), 1)).iter().zip(titles.iter().zip(panels)) {
         let top = lines.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max).max(1e-3) * 1.05;
         let mut chart = ChartBuilder::on(area)
             .caption(*title, ("sans-serif", 16))

@@ -7,6 +7,7 @@
 mod delay;
 mod event;
 mod link;
+pub mod loss;
 mod metrics;
 mod payload;
 mod sim;

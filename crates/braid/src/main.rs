@@ -9,6 +9,9 @@ use braid_lab::{report, run, scenario, RunOptions, Scenario};
 use braid_proto::{cc, sched, Duration};
 use clap::{Parser, Subcommand};
 
+mod compare;
+mod emulate;
+
 #[derive(Parser)]
 #[command(
     name = "braid",
@@ -71,6 +74,8 @@ enum Command {
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
         repeat: u32,
     },
+    Emulate(emulate::Args),
+    Compare(compare::Args),
 }
 
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -102,6 +107,8 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Bench { file, repeat } => cmd_bench(&file, repeat),
+        Command::Emulate(args) => emulate::run(args),
+        Command::Compare(args) => compare::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,459 @@
+//! One emulated link in one direction: the simulator's link model
+//! (`braid_sim::LinkSpec`: a FIFO serialiser at a fixed rate behind a
+//! drop-tail queue, optional RED, random loss, a propagation delay and
+//! outages) computed for real packets.
+//!
+//! A serialiser of fixed rate needs no timer of its own: when a segment is
+//! accepted, the time it starts and finishes serialising follows from when
+//! the previous one finishes, so its exit time (finish + delay) is known at
+//! once and exits come out in order. The link is therefore one FIFO of runs
+//! of segments with their exit times, plus the service start times of the
+//! segments still waiting, which is what the queue limit counts. The
+//! decisions and their order match `braid_sim`'s `Link::offer`: down, then
+//! random loss, then RED, then the queue limit; the queue does not count
+//! the segment being serialised; an outage drops what is offered and what
+//! waits, while segments already serialising or propagating arrive.
+
+use std::collections::VecDeque;
+
+use braid_proto::{Duration, Instant};
+use braid_sim::loss::{LossModel, LossSpec};
+use braid_sim::{LinkSpec, LinkStats, QueueLimit};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::packet::Meta;
+
+/// Consecutive segments of one packet on one link, leaving it at evenly
+/// spaced times except the last: segment `i < count - 1` exits at
+/// `exit + i * step`, the last at `last_exit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub buf: u32,
+    pub first: u16,
+    pub count: u16,
+    pub exit: Instant,
+    pub step: Duration,
+    pub last_exit: Instant,
+    /// Route and position on it, for the engine.
+    pub route: u16,
+    pub hop: u8,
+}
+
+impl Run {
+    fn exit_of(&self, i: u16) -> Instant {
+        if i + 1 == self.count {
+            self.last_exit
+        } else {
+            self.exit + self.step.saturating_mul(u64::from(i))
+        }
+    }
+
+    /// How many leading segments have exited by `now`.
+    pub fn due(&self, now: Instant) -> u16 {
+        if self.last_exit <= now {
+            return self.count;
+        }
+        if self.exit > now {
+            return 0;
+        }
+        let n = (now - self.exit).as_nanos().checked_div(self.step.as_nanos()).map_or(u64::from(self.count), |q| q + 1);
+        n.min(u64::from(self.count - 1)) as u16
+    }
+
+    /// Splits off the first `n` segments (`0 < n < count`).
+    pub fn split_front(&mut self, n: u16) -> Run {
+        let mut front = *self;
+        front.count = n;
+        front.last_exit = self.exit_of(n - 1);
+        self.exit = self.exit_of(n);
+        self.first += n;
+        self.count -= n;
+        front
+    }
+
+    /// Arrival time of segment `i` at the next hop (its exit here).
+    pub fn arrival(&self, i: u16) -> Instant {
+        self.exit_of(i)
+    }
+}
+
+/// Segments `[first, first + count)` of packet `buf`, on hop `hop` of
+/// route `route`: what is offered to a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segments {
+    pub buf: u32,
+    pub first: u16,
+    pub count: u16,
+    pub route: u16,
+    pub hop: u8,
+}
+
+/// Runs leaving a link, in the order they were accepted.
+#[derive(Debug)]
+pub struct Link {
+    pub spec: LinkSpec,
+    loss: LossModel,
+    rng: ChaCha8Rng,
+    up: bool,
+    /// Index of the next outage in `spec.outages` whose end is not past.
+    outage: usize,
+    /// When the serialiser finishes the last accepted segment.
+    busy_until: Instant,
+    /// Service start and size of accepted segments not yet serialising.
+    waiting: VecDeque<(Instant, u32)>,
+    waiting_bytes: u64,
+    red_avg: f64,
+    /// Offers are processed in time order; a late one is treated as now.
+    last_offer: Instant,
+    runs: VecDeque<Run>,
+    pub stats: LinkStats,
+}
+
+/// Time to put `bytes` on a link of `rate_bps`, rounded up as the simulator does.
+fn serialisation(rate_bps: u64, bytes: u32) -> Duration {
+    Duration::from_nanos((u64::from(bytes) * 8 * 1_000_000_000).div_ceil(rate_bps.max(1)))
+}
+
+fn before(t: Instant, d: Duration) -> Instant {
+    Instant::from_nanos(t.as_nanos().saturating_sub(d.as_nanos()))
+}
+
+/// Segment sizes the RED idle decay is measured in, as in the simulator.
+const RED_IDLE_PACKET: u32 = 1500;
+
+impl Link {
+    /// `loss` replaces the spec's Bernoulli `loss` (Gilbert–Elliott); the
+    /// random stream is seeded per link.
+    pub fn new(spec: LinkSpec, loss: Option<LossSpec>, rng: ChaCha8Rng) -> Link {
+        let loss = LossModel::new(loss.unwrap_or(LossSpec::Bernoulli { p: spec.loss }));
+        Link {
+            spec,
+            loss,
+            rng,
+            up: true,
+            outage: 0,
+            busy_until: Instant::ZERO,
+            waiting: VecDeque::new(),
+            waiting_bytes: 0,
+            red_avg: 0.0,
+            last_offer: Instant::ZERO,
+            runs: VecDeque::new(),
+            stats: LinkStats::default(),
+        }
+    }
+
+    fn serialisation(&self, bytes: u32) -> Duration {
+        serialisation(self.spec.rate_bps, bytes)
+    }
+
+    /// Exit time of the first run waiting to leave.
+    pub fn next_exit(&self) -> Option<Instant> {
+        self.runs.front().map(|r| r.exit)
+    }
+
+    /// The first run, for the engine to take its due segments from.
+    pub fn front_mut(&mut self) -> Option<&mut Run> {
+        self.runs.front_mut()
+    }
+
+    pub fn pop_front(&mut self) -> Option<Run> {
+        self.runs.pop_front()
+    }
+
+    /// Applies the outage schedule up to `now`; returns runs whose every
+    /// segment an outage removed (their buffers to release).
+    pub fn advance(&mut self, now: Instant, meta_of: &dyn Fn(u32) -> Meta, dropped: &mut Vec<u32>) {
+        while let Some(&(down, up)) = self.spec.outages.get(self.outage) {
+            if now < down {
+                break;
+            }
+            if self.up {
+                self.up = false;
+                self.flush(down, meta_of, dropped);
+            }
+            if now < up {
+                break;
+            }
+            self.up = true;
+            self.outage += 1;
+        }
+    }
+
+    /// The link goes down at `at`: accepted segments whose service starts
+    /// later are dropped (they sit at the tail, since starts increase).
+    fn flush(&mut self, at: Instant, meta_of: &dyn Fn(u32) -> Meta, dropped: &mut Vec<u32>) {
+        let (delay, rate) = (self.spec.delay, self.spec.rate_bps);
+        while let Some(run) = self.runs.back_mut() {
+            let meta = meta_of(run.buf);
+            let mut cut = 0;
+            while cut < run.count {
+                let i = run.count - 1 - cut;
+                let bytes = meta.segment_bytes(run.first + i);
+                let start = before(run.exit_of(i), delay + serialisation(rate, bytes));
+                if start <= at {
+                    break;
+                }
+                self.stats.packets_sent -= 1;
+                self.stats.bytes_sent -= u64::from(bytes);
+                self.stats.drops_down += 1;
+                cut += 1;
+            }
+            if cut == run.count {
+                dropped.push(run.buf);
+                self.runs.pop_back();
+                continue;
+            }
+            if cut > 0 {
+                run.last_exit = run.exit_of(run.count - cut - 1);
+                run.count -= cut;
+                self.busy_until = before(run.last_exit, delay);
+            }
+            break;
+        }
+        if self.runs.is_empty() {
+            self.busy_until = self.busy_until.min(at);
+        }
+        self.waiting.clear();
+        self.waiting_bytes = 0;
+    }
+
+    /// Offers segments `s` of a packet described by `meta`, the `i`-th
+    /// arriving at `arrival(i)`. Accepted segments join the FIFO as runs;
+    /// the caller adds one reference to `s.buf` per run this returns.
+    pub fn offer(&mut self, s: Segments, meta: &Meta, arrival: impl Fn(u16) -> Instant) -> usize {
+        let Segments { buf, first, count, route, hop } = s;
+        let mut runs = 0;
+        let mut open = false;
+        for i in 0..count {
+            let t = arrival(i).max(self.last_offer);
+            self.last_offer = t;
+            let seg = first + i;
+            let Some(exit) = self.accept(t, meta.segment_bytes(seg)) else {
+                open = false;
+                continue;
+            };
+            if open && self.extend(exit) {
+                continue;
+            }
+            self.runs.push_back(Run {
+                buf,
+                first: seg,
+                count: 1,
+                exit,
+                step: Duration::ZERO,
+                last_exit: exit,
+                route,
+                hop,
+            });
+            runs += 1;
+            open = true;
+        }
+        runs
+    }
+
+    /// Appends a segment exiting at `exit` to the last run if it keeps the
+    /// run's even spacing.
+    fn extend(&mut self, exit: Instant) -> bool {
+        let run = self.runs.back_mut().expect("an open run exists");
+        if run.count == 1 {
+            run.step = exit - run.exit;
+        } else if run.last_exit != run.exit + run.step.saturating_mul(u64::from(run.count - 1)) {
+            return false;
+        }
+        run.count += 1;
+        run.last_exit = exit;
+        true
+    }
+
+    /// Decides one segment of `bytes` arriving at `t`: its exit time, or
+    /// `None` if dropped.
+    fn accept(&mut self, t: Instant, bytes: u32) -> Option<Instant> {
+        if !self.up {
+            self.stats.drops_down += 1;
+            return None;
+        }
+        if self.loss.drops(&mut self.rng) {
+            self.stats.drops_random += 1;
+            return None;
+        }
+        while let Some(&(start, b)) = self.waiting.front() {
+            if start > t {
+                break;
+            }
+            self.waiting.pop_front();
+            self.waiting_bytes -= u64::from(b);
+        }
+        if self.red_drops(t) {
+            self.stats.drops_early += 1;
+            return None;
+        }
+        let busy = self.busy_until > t;
+        if busy {
+            let full = match self.spec.queue {
+                QueueLimit::Packets(n) => self.waiting.len() >= n as usize,
+                QueueLimit::Bytes(b) => self.waiting_bytes + u64::from(bytes) > b,
+            };
+            if full {
+                self.stats.drops_queue += 1;
+                return None;
+            }
+            self.waiting.push_back((self.busy_until, bytes));
+            self.waiting_bytes += u64::from(bytes);
+        }
+        let start = self.busy_until.max(t);
+        self.busy_until = start + self.serialisation(bytes);
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += u64::from(bytes);
+        Some(self.busy_until + self.spec.delay)
+    }
+
+    /// RED as the simulator computes it: the average queue decays over idle
+    /// time as if small packets had been served, then moves towards the
+    /// current queue; an early drop is drawn from the gentle ramp.
+    fn red_drops(&mut self, t: Instant) -> bool {
+        let Some(red) = self.spec.red else { return false };
+        if self.busy_until <= t {
+            let m =
+                (t - self.busy_until).as_nanos() as f64 / self.serialisation(RED_IDLE_PACKET).as_nanos().max(1) as f64;
+            self.red_avg *= (1.0 - red.weight).powf(m);
+        }
+        self.red_avg = (1.0 - red.weight) * self.red_avg + red.weight * self.waiting.len() as f64;
+        let p = red.drop_probability(self.red_avg);
+        p > 0.0 && self.rng.gen::<f64>() < p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{tests::super_packet, Meta};
+    use rand::SeedableRng;
+
+    fn spec(rate_bps: u64, delay_ms: u64, queue: QueueLimit, loss: f64) -> LinkSpec {
+        LinkSpec {
+            name: "l".into(),
+            rate_bps,
+            delay: Duration::from_millis(delay_ms),
+            queue,
+            loss,
+            outages: vec![],
+            red: None,
+        }
+    }
+
+    fn segs(buf: u32, first: u16, count: u16) -> Segments {
+        Segments { buf, first, count, route: 0, hop: 0 }
+    }
+
+    fn link(s: LinkSpec) -> Link {
+        Link::new(s, None, ChaCha8Rng::seed_from_u64(1))
+    }
+
+    fn at(us: u64) -> Instant {
+        Instant::from_nanos(us * 1000)
+    }
+
+    /// Every segment's exit time, in FIFO order.
+    fn exits(l: &Link) -> Vec<Instant> {
+        l.runs.iter().flat_map(|r| (0..r.count).map(move |i| r.exit_of(i))).collect()
+    }
+
+    #[test]
+    fn a_super_packet_serialises_segment_by_segment() {
+        // 1500-byte segments at 12 Mbit/s take 1 ms each; 5 ms delay.
+        let mut l = link(spec(12_000_000, 5, QueueLimit::Packets(100), 0.0));
+        let m = Meta::parse(&super_packet(3 * 1448 + 448, 1448, 0)).unwrap();
+        assert_eq!(l.offer(segs(0, 0, m.segments), &m, |_| at(0)), 1, "one evenly spaced run");
+        // The last segment is 500 bytes: 1/3 ms.
+        let want: Vec<Instant> = [6000, 7000, 8000, 8334].iter().map(|&us| at(us)).collect();
+        let got = exits(&l);
+        for (g, w) in got.iter().zip(&want) {
+            assert!(g.as_nanos().abs_diff(w.as_nanos()) < 1000, "{got:?} vs {want:?}");
+        }
+        let run = l.runs[0];
+        assert_eq!((run.due(at(5999)), run.due(at(6000)), run.due(at(7500)), run.due(at(8400))), (0, 1, 2, 4));
+        let mut r = run;
+        let front = r.split_front(2);
+        assert_eq!((front.first, front.count, front.last_exit), (0, 2, at(7000)));
+        assert_eq!((r.first, r.count, r.exit, r.last_exit), (2, 2, at(8000), run.last_exit));
+    }
+
+    #[test]
+    fn queue_limit_counts_waiting_segments_only() {
+        let mut l = link(spec(12_000_000, 0, QueueLimit::Packets(2), 0.0));
+        let m = Meta::parse(&super_packet(5 * 1448, 1448, 0)).unwrap();
+        // One serialising + two waiting are accepted; the other two dropped.
+        assert_eq!(l.offer(segs(0, 0, 5), &m, |_| at(0)), 1);
+        assert_eq!(l.stats.packets_sent, 3);
+        assert_eq!(l.stats.drops_queue, 2);
+        // 1.5 ms later one has left and the next is serialising: room for one.
+        assert_eq!(l.offer(segs(1, 0, 5), &m, |_| at(1500)), 1);
+        assert_eq!(l.stats.packets_sent, 4);
+        let e = exits(&l);
+        assert_eq!(e, [at(1000), at(2000), at(3000), at(4000)]);
+    }
+
+    #[test]
+    fn loss_cuts_runs_per_segment() {
+        let mut l = link(spec(1_000_000_000_000, 1, QueueLimit::Packets(1_000_000), 0.2));
+        let m = Meta::parse(&super_packet(44 * 1448, 1448, 0)).unwrap();
+        let mut runs = 0;
+        for k in 0..1000 {
+            runs += l.offer(segs(k, 0, 44), &m, |_| at(u64::from(k) * 100));
+        }
+        let s = l.stats;
+        let rate = s.drops_random as f64 / 44_000.0;
+        assert!((rate - 0.2).abs() < 0.01, "per-segment loss {rate}");
+        assert_eq!(s.packets_sent + s.drops_random, 44_000);
+        // Losses fall inside super-packets, so most are cut into several runs.
+        assert!(runs > 5 * 1000, "{runs} runs");
+    }
+
+    #[test]
+    fn outage_drops_waiting_segments_and_offers_but_not_those_in_flight() {
+        let mut s = spec(12_000_000, 10, QueueLimit::Packets(100), 0.0);
+        s.outages = vec![(at(2500), at(6000))];
+        let mut l = link(s);
+        let m = Meta::parse(&super_packet(5 * 1448, 1448, 0)).unwrap();
+        l.offer(segs(0, 0, 5), &m, |_| at(0));
+        let mut dropped = vec![];
+        let meta_of = |_| m;
+        l.advance(at(3000), &meta_of, &mut dropped);
+        // Segments starting at 0, 1, 2 ms survive; those starting at 3, 4 ms are dropped.
+        assert_eq!(exits(&l), [at(11000), at(12000), at(13000)]);
+        assert_eq!((l.stats.packets_sent, l.stats.drops_down), (3, 2));
+        assert!(dropped.is_empty());
+        assert_eq!(l.offer(segs(0, 0, 1), &m, |_| at(4000)), 0);
+        assert_eq!(l.stats.drops_down, 3);
+        l.advance(at(6000), &meta_of, &mut dropped);
+        assert_eq!(l.offer(segs(0, 0, 1), &m, |_| at(6000)), 1);
+        assert_eq!(*exits(&l).last().unwrap(), at(17000));
+    }
+
+    #[test]
+    fn outage_removes_whole_runs_and_reports_their_buffers() {
+        let mut s = spec(12_000_000, 0, QueueLimit::Packets(100), 0.0);
+        s.outages = vec![(at(500), at(600))];
+        let mut l = link(s);
+        let m = Meta::parse(&super_packet(1448, 1448, 0)).unwrap();
+        l.offer(segs(7, 0, 1), &m, |_| at(0));
+        l.offer(segs(8, 0, 1), &m, |_| at(0));
+        let mut dropped = vec![];
+        l.advance(at(10_000), &|_| m, &mut dropped);
+        assert_eq!(dropped, [8]);
+        assert_eq!(l.runs.len(), 1);
+    }
+
+    #[test]
+    fn red_drops_early_under_a_standing_queue() {
+        let mut s = spec(8_000_000, 0, QueueLimit::Packets(100), 0.0);
+        s.red = Some(braid_sim::Red::for_limit(100.0));
+        let mut l = link(s);
+        let m = Meta::parse(&super_packet(900, 1448, 0)).unwrap();
+        for k in 0..5000 {
+            l.offer(segs(k, 0, 1), &m, |_| at(0));
+        }
+        assert!(l.stats.drops_early > 0, "{:?}", l.stats);
+    }
+}

@@ -1,0 +1,273 @@
+//! One run of the Linux kernel's MPTCP over the emulated links: the
+//! testbed script builds the namespaces and starts `braid emulate` with the
+//! scenario, `iperf3` (wrapped by `mptcpize`) sends from the client for the
+//! scenario's duration with controller `cc` (`iperf3 -C`, which MPTCP
+//! passes on to every subflow; a namespace's default cannot be set to a
+//! restricted controller), and the figures come from the kernel: `ss -tinH`
+//! every 100 ms for each subflow (bytes acknowledged, smoothed RTT,
+//! retransmitted segments), `nstat` for the namespace's TCP retransmission
+//! counter, and iperf3's receiver total for the connection's goodput.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::ss;
+
+/// What the kernel reported for one subflow.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Subflow {
+    pub bytes_acked: u64,
+    pub retransmissions: u64,
+    pub srtt_mean_ms: Option<f64>,
+    pub min_rtt_ms: Option<f64>,
+    /// Congestion controller the kernel used, as `ss` names it.
+    pub cc: String,
+}
+
+/// One `ss` sample of the data connection: seconds since the client
+/// started, then per path (bytes acknowledged, smoothed RTT in ms).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub t: f64,
+    pub paths: Vec<Option<(u64, Option<f64>)>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    /// Bytes the iperf3 server read, over its seconds.
+    pub goodput_mbps: f64,
+    pub seconds: f64,
+    /// Per path, in the scenario's order (`None`: no subflow on that path).
+    pub subflows: Vec<Option<Subflow>>,
+    /// Growth of the client namespace's `TcpRetransSegs`.
+    pub retrans_segs: u64,
+    pub samples: Vec<Sample>,
+}
+
+/// The testbed's namespaces for `braid compare`.
+const PREFIX: &str = "braid-cmp";
+const PORT: &str = "5301";
+const SAMPLE_EVERY: Duration = Duration::from_millis(100);
+
+fn client_ns() -> String {
+    format!("{PREFIX}-client")
+}
+fn server_ns() -> String {
+    format!("{PREFIX}-server")
+}
+
+fn run_quiet(cmd: &mut Command, what: &str) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| format!("{what}: cannot run: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed: {}{}",
+            String::from_utf8_lossy(&out.stderr).trim(),
+            String::from_utf8_lossy(&out.stdout).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn in_ns(ns: &str, args: &[&str]) -> Command {
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", ns]).args(args);
+    c
+}
+
+/// The testbed, taken down when dropped (also on errors and panics).
+struct Testbed<'a> {
+    script: &'a Path,
+}
+
+impl<'a> Testbed<'a> {
+    fn up(script: &'a Path, scenario: &Path, seed: u64) -> Result<Testbed<'a>, String> {
+        let braid = std::env::current_exe().map_err(|e| format!("cannot find the braid binary: {e}"))?;
+        let seed_arg = format!("--seed={seed}");
+        let mut cmd = Command::new(script);
+        cmd.env("BRAID", &braid).args(["up", "--shaper", "emulator", "--prefix", PREFIX, "--scenario"]);
+        cmd.arg(scenario).args(["--emulate-arg", &seed_arg]);
+        let bed = Testbed { script };
+        run_quiet(&mut cmd, &format!("{} up", script.display()))?;
+        Ok(bed)
+    }
+}
+
+impl Drop for Testbed<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new(self.script)
+            .args(["down", "--prefix", PREFIX])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// A child process, killed if dropped before it finished.
+struct Reaped(Option<Child>);
+
+impl Reaped {
+    fn spawn(cmd: &mut Command, what: &str) -> Result<Reaped, String> {
+        cmd.spawn().map(|c| Reaped(Some(c))).map_err(|e| format!("cannot start {what}: {e}"))
+    }
+
+    fn running(&mut self) -> Result<bool, String> {
+        let child = self.0.as_mut().expect("not finished");
+        Ok(child.try_wait().map_err(|e| e.to_string())?.is_none())
+    }
+
+    fn finish(mut self) -> Result<std::process::Output, String> {
+        self.0.take().expect("not finished").wait_with_output().map_err(|e| e.to_string())
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn retrans_segs(ns: &str) -> Result<u64, String> {
+    let text = run_quiet(&mut in_ns(ns, &["nstat", "-s", "-a", "-z", "TcpRetransSegs"]), "nstat")?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("TcpRetransSegs")?.split_whitespace().next()?.parse().ok())
+        .ok_or_else(|| format!("nstat printed no TcpRetransSegs: {text:?}"))
+}
+
+/// Runs `cc` over the scenario's emulated links for `duration`; `paths`
+/// names the client's addresses in path order.
+pub fn run(
+    script: &Path,
+    scenario: &Path,
+    seed: u64,
+    cc: &str,
+    duration: Duration,
+    paths: usize,
+) -> Result<Run, String> {
+    let _bed = Testbed::up(script, scenario, seed)?;
+    let (client, server) = (client_ns(), server_ns());
+    let _server = Reaped::spawn(
+        in_ns(&server, &["mptcpize", "run", "iperf3", "-s", "-1", "-p", PORT])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+        "the iperf3 server (mptcpize from Debian's mptcpd, and iperf3)",
+    )?;
+    std::thread::sleep(Duration::from_millis(500));
+    let retrans_before = retrans_segs(&client)?;
+    let secs = duration.as_secs().max(1).to_string();
+    let addr = braid_emu::plan::dotted(braid_emu::plan::SERVER_ADDR);
+    let start = Instant::now();
+    let mut iperf = Reaped::spawn(
+        in_ns(&client, &["mptcpize", "run", "iperf3", "-c", &addr, "-p", PORT, "-t", &secs, "-C", cc, "-J"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+        "the iperf3 client",
+    )?;
+    let filter = format!("( dport = :{PORT} )");
+    let mut raw = vec![];
+    while iperf.running()? {
+        let tick = Instant::now();
+        let text = run_quiet(&mut in_ns(&client, &["ss", "-tinH", "state", "established", &filter]), "ss")?;
+        raw.push(((tick - start).as_secs_f64(), ss::parse(&text)));
+        std::thread::sleep(SAMPLE_EVERY.saturating_sub(tick.elapsed()));
+    }
+    let out = iperf.finish()?;
+    let retrans_after = retrans_segs(&client)?;
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("iperf3 printed no JSON report ({e}): {}", String::from_utf8_lossy(&out.stderr).trim()))?;
+    if let Some(err) = report.get("error") {
+        return Err(format!("iperf3: {err}"));
+    }
+    let received = &report["end"]["sum_received"];
+    let (bytes, seconds) = (received["bytes"].as_f64(), received["seconds"].as_f64());
+    let (Some(bytes), Some(seconds)) = (bytes, seconds) else {
+        return Err("iperf3's report has no end.sum_received".into());
+    };
+    let mut run = summarise(&raw, paths);
+    run.goodput_mbps = bytes * 8.0 / seconds / 1e6;
+    run.seconds = seconds;
+    run.retrans_segs = retrans_after.saturating_sub(retrans_before);
+    Ok(run)
+}
+
+fn path_of(local: &str, paths: usize) -> Option<usize> {
+    (0..paths).find(|&i| braid_emu::plan::dotted(braid_emu::plan::client_addr(i)) == local)
+}
+
+/// Keeps the data connection (the token that acknowledged the most bytes)
+/// and condenses its samples per path.
+fn summarise(raw: &[(f64, Vec<ss::Subflow>)], paths: usize) -> Run {
+    let mut acked: Vec<(&str, u64)> = vec![];
+    for s in raw.iter().flat_map(|(_, v)| v) {
+        match acked.iter_mut().find(|(t, _)| *t == s.token) {
+            Some(e) => e.1 = e.1.max(s.bytes_acked),
+            None => acked.push((&s.token, s.bytes_acked)),
+        }
+    }
+    let data = acked.iter().max_by_key(|(_, b)| *b).map(|(t, _)| t.to_string()).unwrap_or_default();
+    let mut subflows: Vec<Option<Subflow>> = vec![None; paths];
+    let mut srtt: Vec<Vec<f64>> = vec![vec![]; paths];
+    let mut samples = vec![];
+    for (t, v) in raw {
+        let mut sample = Sample { t: *t, paths: vec![None; paths] };
+        for s in v.iter().filter(|s| s.token == data) {
+            let Some(p) = path_of(&s.local, paths) else { continue };
+            let sf = subflows[p].get_or_insert_with(Subflow::default);
+            sf.bytes_acked = sf.bytes_acked.max(s.bytes_acked);
+            sf.retransmissions = sf.retransmissions.max(s.retrans);
+            sf.min_rtt_ms = s.min_rtt_ms.or(sf.min_rtt_ms);
+            sf.cc.clone_from(&s.cc);
+            srtt[p].extend(s.srtt_ms);
+            sample.paths[p] = Some((s.bytes_acked, s.srtt_ms));
+        }
+        samples.push(sample);
+    }
+    for (sf, r) in subflows.iter_mut().zip(&srtt) {
+        if let Some(sf) = sf {
+            sf.srtt_mean_ms = (!r.is_empty()).then(|| r.iter().sum::<f64>() / r.len() as f64);
+        }
+    }
+    Run { goodput_mbps: 0.0, seconds: 0.0, subflows, retrans_segs: 0, samples }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sf(local: &str, token: &str, acked: u64, srtt: f64) -> ss::Subflow {
+        ss::Subflow {
+            local: local.into(),
+            token: token.into(),
+            cc: "cubic".into(),
+            bytes_acked: acked,
+            retrans: acked / 1000,
+            srtt_ms: Some(srtt),
+            min_rtt_ms: Some(srtt / 2.0),
+            cwnd: 10,
+        }
+    }
+
+    #[test]
+    fn keeps_the_data_connection_per_path() {
+        let raw = vec![
+            (0.1, vec![sf("198.18.1.2", "ctl", 100, 10.0), sf("198.18.1.2", "data", 5000, 12.0)]),
+            (
+                0.2,
+                vec![
+                    sf("198.18.1.2", "ctl", 100, 10.0),
+                    sf("198.18.1.2", "data", 9000, 14.0),
+                    sf("198.18.2.2", "data", 3000, 20.0),
+                ],
+            ),
+        ];
+        let run = summarise(&raw, 2);
+        let l1 = run.subflows[0].as_ref().unwrap();
+        assert_eq!((l1.bytes_acked, l1.retransmissions, l1.srtt_mean_ms), (9000, 9, Some(13.0)));
+        assert_eq!(run.subflows[1].as_ref().unwrap().bytes_acked, 3000);
+        assert_eq!(run.samples[0].paths, vec![Some((5000, Some(12.0))), None]);
+        assert_eq!(run.samples[1].paths[1], Some((3000, Some(20.0))));
+    }
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# CI step for the emulator (issue 12), run by .ci/run as root on the CI machine:
+#  1. the emulator's accuracy on real packets between network namespaces
+#     (crates/braid-emu/tests/netns.rs: one-way delay under a 1 Gbit/s load in both
+#     directions, rate, loss counts, an outage schedule, unshaped throughput);
+#  2. a short `braid compare` smoke run: the kernel's MPTCP over the emulated testbed
+#     must move data on both paths.
+# Installs iperf3 and mptcpd (for mptcpize) with apt-get when missing. Skips, saying why,
+# only where the machine cannot do it at all (not root, no TUN device, no namespaces).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+skip() { echo "ci-netns: SKIPPED: $*"; exit 0; }
+[ "$(id -u)" = 0 ] || skip "not root (network namespaces and TUN devices need root)"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun on this machine"
+
+missing=()
+command -v ip >/dev/null || missing+=(iproute2)
+command -v iperf3 >/dev/null || missing+=(iperf3)
+command -v mptcpize >/dev/null || missing+=(mptcpd)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "ci-netns: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+ip netns add braid-ci-probe 2>/dev/null || skip "cannot create network namespaces here"
+ip netns del braid-ci-probe
+
+BRAID_NETNS_TESTS=1 cargo test -p braid-emu --test netns -- --nocapture --test-threads=1
+
+cargo build --release -q
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+target/release/braid compare scenarios/hybrid-access.toml --cc cubic --duration 5s --out "$out"
+python3 - "$out/compare.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))[0]
+shares = [s["share"] for s in c["kernel"]["subflows"]]
+assert c["kernel"]["goodput_mbps"] > 50, c["kernel"]
+assert all(s > 0.02 for s in shares), f"a kernel subflow carried no data: {shares}"
+print(f"ci-netns: kernel MPTCP over the emulator: {c['kernel']['goodput_mbps']:.1f} Mbit/s, shares {shares}")
+PY
+echo "ci-netns: 2 passed, 0 failed"
