@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use braid_proto::{cc, sched, Config, Duration, Instant};
+use braid_proto::{cc, sched, Config, Duration, Instant, SendAutotune};
 use braid_sim::{FlowSpec, LinkParams, QueueLimit, Red, Source, Topology};
 use serde::Deserialize;
 
@@ -353,6 +353,19 @@ fn build_topology(cx: &Ctx, raw: &RawScenario) -> Result<(Topology, Vec<Vec<Stri
     }
 }
 
+/// A buffer setting: a size, or an autotuning mode among `modes` with an
+/// optional `:SIZE` maximum (`"kernel:16MiB"`).
+fn parse_buffer<'m>(s: &str, modes: &[&'m str]) -> Result<(Option<&'m str>, Option<u64>), String> {
+    let (word, max) = s.split_once(':').map_or((s, None), |(w, m)| (w, Some(m)));
+    let Some(&mode) = modes.iter().find(|&&m| m == word.trim()) else {
+        return match max {
+            None => Ok((None, Some(parse_size(s)?))),
+            Some(_) => Err(format!("{word:?} is not an autotuning mode: allowed {modes:?} (\"MODE:MAX\") or a size")),
+        };
+    };
+    Ok((Some(mode), max.map(|m| parse_size(m.trim())).transpose()?))
+}
+
 fn names_of(list: &[(&str, &str)]) -> String {
     list.iter().map(|(n, _)| format!("{n:?}")).collect::<Vec<_>>().join(", ")
 }
@@ -400,15 +413,19 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
         subflows.push((idx, f.backup.contains(p)));
     }
     let mut config = Config::default();
-    match f.send_buffer.as_deref() {
-        Some("auto") => config.send_autotune = true,
-        Some(s) => config.send_buffer = cx.field(&key("send_buffer"), parse_size(s))?,
-        None => {}
+    if let Some(s) = f.send_buffer.as_deref() {
+        let (mode, max) = cx.field(&key("send_buffer"), parse_buffer(s, &["auto", "kernel"]))?;
+        config.send_autotune = match mode {
+            Some("auto") => SendAutotune::Seed003,
+            Some(_) => SendAutotune::Kernel,
+            None => SendAutotune::Off,
+        };
+        config.send_buffer = max.unwrap_or(config.send_buffer);
     }
-    match f.recv_buffer.as_deref() {
-        Some("auto") => config.recv_autotune = true,
-        Some(s) => config.recv_buffer = cx.field(&key("recv_buffer"), parse_size(s))?,
-        None => {}
+    if let Some(s) = f.recv_buffer.as_deref() {
+        let (mode, max) = cx.field(&key("recv_buffer"), parse_buffer(s, &["auto"]))?;
+        config.recv_autotune = mode.is_some();
+        config.recv_buffer = max.unwrap_or(config.recv_buffer);
     }
     if let Some(m) = f.mss {
         config.mss = cx.within(&key("mss"), m, 64..=9000, "64 to 9000 bytes")?;

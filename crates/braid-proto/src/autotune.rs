@@ -1,11 +1,35 @@
 //! Buffer autotuning.
 //!
-//! Send side: seed 003's eq. 2 (and Barré et al.'s rule for MPTCP), a
+//! Send side, two models ([`SendAutotune`]):
+//!
+//! `Seed003`: seed 003's eq. 2 (and Barré et al.'s rule for MPTCP), a
 //! buffer of `2 * max_i RTT_i * sum_i bandwidth_i`, with each subflow's
 //! bandwidth estimated as `cwnd_i / SRTT_i`: one round trip of the slowest
 //! subflow to keep every subflow busy, and as much again to keep sending
 //! while a segment is retransmitted. It starts at [`SEND_AUTOTUNE_INITIAL`]
 //! and never shrinks.
+//!
+//! `Kernel`: MPTCP v0.96 (Linux 5.4). Each subflow's own buffer grows as
+//! Linux TCP's does (`tcp_sndbuf_expand`, net/ipv4/tcp_input.c):
+//! `factor * max(10, cwnd, reordering + 1) * per_mss`, never shrinking,
+//! capped at `tcp_wmem[2]`, where `factor` is the congestion module's
+//! `sndbuf_expand` (3 for BBR and C-MPBBR, 2 for the rest) and `per_mss`
+//! the memory one full-sized segment costs as its own skb
+//! ([`kernel_per_mss`], 4352 bytes for a 1448-byte MSS on x86-64). The
+//! connection's (meta) buffer is `mptcp_update_sndbuf` (net/mptcp/
+//! mptcp_ctrl.c): the sum of the subflows' buffers, capped at `tcp_wmem[2]`,
+//! never shrinking. It starts at `tcp_wmem[1]` (16 KiB) and takes the
+//! subflows' sum at the first acknowledgement (the kernel sizes a subflow
+//! when it is established; until the first ACK only the initial window is
+//! in flight, which 16 KiB holds). Linux counts memory, Braid payload: the
+//! meta-level write queue is built of skbs at the subflows' GSO size goal
+//! (`mptcp_xmit_size_goal`), whose memory exceeds their payload by about
+//! one percent, so the memory figure is used as payload. (`per_mss` is the
+//! kernel's worst case of one skb per segment, which is why the buffer
+//! comes to about three times `factor` windows of payload.) Deviations:
+//! Linux expands only when the ACK leaves the window not full
+//! (`tcp_should_expand_sndbuf`); Braid expands on every acknowledgement,
+//! and the reordering term is left out (Braid's `dupthresh` is fixed at 3).
 //!
 //! Receive side: Linux's dynamic right-sizing
 //! (`tcp_rcv_space_adjust` and `tcp_rcv_rtt_measure`, Linux 4.19, the base
@@ -34,6 +58,99 @@ pub const AUTOTUNE_INITIAL: u64 = 128 * 1024;
 /// Where send autotuning starts: enough for an initial window of 10
 /// segments on several subflows.
 pub const SEND_AUTOTUNE_INITIAL: u64 = 64 * 1024;
+
+/// Linux's `tcp_wmem[1]`: a socket's send buffer before autotuning.
+pub const KERNEL_SNDBUF_INITIAL: u64 = 16 * 1024;
+
+/// How the connection-level send buffer is sized.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SendAutotune {
+    /// Fixed at `Config::send_buffer`.
+    #[default]
+    Off,
+    /// Seed 003 eq. 2, up to `Config::send_buffer`.
+    Seed003,
+    /// MPTCP v0.96: the sum of the subflows' `tcp_sndbuf_expand` buffers,
+    /// up to `Config::send_buffer` (`tcp_wmem[2]`).
+    Kernel,
+}
+
+/// Linux's memory for one full-sized segment as its own skb, in
+/// `tcp_sndbuf_expand`: `roundup_pow_of_two(mss + MAX_TCP_HEADER +
+/// SKB_DATA_ALIGN(sizeof(struct skb_shared_info))) +
+/// SKB_DATA_ALIGN(sizeof(struct sk_buff))`, with x86-64's 320, 320 and 256
+/// bytes (Linux 5.4).
+pub fn kernel_per_mss(mss: u32) -> u64 {
+    (u64::from(mss) + 320 + 320).next_power_of_two() + 256
+}
+
+/// A subflow as the send-buffer tuner sees it after an acknowledgement.
+#[derive(Clone, Copy, Debug)]
+pub struct TunedPath {
+    pub active: bool,
+    /// Congestion window in bytes.
+    pub window: u64,
+    pub srtt: Option<Duration>,
+    pub mss: u32,
+}
+
+/// Sizes the connection's send buffer as its [`SendAutotune`] mode asks.
+#[derive(Clone, Debug)]
+pub struct SendTuner {
+    mode: SendAutotune,
+    max: u64,
+    /// The congestion module's `sndbuf_expand` factor (kernel mode).
+    factor: u64,
+    /// Kernel mode: each subflow's own buffer so far, by subflow index.
+    subflows: Vec<u64>,
+}
+
+impl SendTuner {
+    pub fn new(mode: SendAutotune, max: u64, sndbuf_expand: u32) -> Self {
+        SendTuner { mode, max, factor: u64::from(sndbuf_expand), subflows: Vec::new() }
+    }
+
+    /// The buffer the connection starts with.
+    pub fn initial(&self) -> u64 {
+        match self.mode {
+            SendAutotune::Off => self.max,
+            SendAutotune::Seed003 => SEND_AUTOTUNE_INITIAL.min(self.max),
+            SendAutotune::Kernel => KERNEL_SNDBUF_INITIAL.min(self.max),
+        }
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.mode != SendAutotune::Off
+    }
+
+    /// The size the buffer should have after an acknowledgement, given
+    /// every subflow by index (the caller only ever grows the buffer).
+    pub fn target(&mut self, paths: impl Iterator<Item = TunedPath> + Clone) -> u64 {
+        match self.mode {
+            SendAutotune::Off => self.max,
+            SendAutotune::Seed003 => {
+                let live = paths.filter(|p| p.active).filter_map(|p| Some((p.window, p.srtt?)));
+                send_buffer_target(live).min(self.max)
+            }
+            SendAutotune::Kernel => {
+                let mut sum = 0u64;
+                for (i, p) in paths.enumerate() {
+                    if self.subflows.len() <= i {
+                        self.subflows.resize(i + 1, 0);
+                    }
+                    let mss = u64::from(p.mss.max(1));
+                    let segments = (p.window / mss).max(10);
+                    let want = (self.factor * segments * kernel_per_mss(p.mss)).min(self.max);
+                    self.subflows[i] = self.subflows[i].max(want);
+                    if p.active {
+                        sum = sum.saturating_add(self.subflows[i]);
+                    }
+                }
+                sum.min(self.max)
+            }
+        }
+    }
+}
 
 /// Seed 003 eq. 2 for subflows given as (cwnd bytes, SRTT): `2 * max RTT *
 /// sum(cwnd / SRTT)`, in bytes; 0 without RTT samples.
@@ -123,6 +240,45 @@ mod tests {
         // 100 kB / 10 ms + 50 kB / 100 ms = 10.5 MB/s; x 2 x 100 ms = 2.1 MB.
         assert_eq!(send_buffer_target([(100_000, ms(10)), (50_000, ms(100))].into_iter()), 2_100_000);
         assert_eq!(send_buffer_target(std::iter::empty()), 0);
+    }
+
+    fn path(window: u64, active: bool) -> TunedPath {
+        TunedPath { active, window, srtt: Some(Duration::from_millis(10)), mss: 1448 }
+    }
+
+    #[test]
+    fn kernel_per_mss_matches_linux_on_x86_64() {
+        // 1448 + 640 = 2088 rounds up to 4096, plus 256 for the sk_buff.
+        assert_eq!(kernel_per_mss(1448), 4352);
+        assert_eq!(kernel_per_mss(9000), 16384 + 256);
+    }
+
+    #[test]
+    fn kernel_buffer_is_the_sum_of_subflow_buffers_that_never_shrink() {
+        let mut t = SendTuner::new(SendAutotune::Kernel, 16 << 20, 2);
+        assert_eq!(t.initial(), 16 * 1024, "tcp_wmem[1]");
+        // Windows below 10 segments count as 10: 2 x 10 x 4352 each.
+        assert_eq!(t.target([path(1448, true), path(5 * 1448, true)].into_iter()), 2 * 87_040);
+        // 100 segments on the first: 2 x 100 x 4352 = 870,400.
+        assert_eq!(t.target([path(100 * 1448, true), path(1448, true)].into_iter()), 870_400 + 87_040);
+        // The window halves: the subflow keeps its buffer.
+        assert_eq!(t.target([path(50 * 1448, true), path(1448, true)].into_iter()), 870_400 + 87_040);
+        // A closed subflow no longer counts (mptcp_sk_can_send).
+        assert_eq!(t.target([path(50 * 1448, true), path(1448, false)].into_iter()), 870_400);
+        // BBR's factor 3, and the tcp_wmem[2] cap on each and on the sum.
+        let mut t = SendTuner::new(SendAutotune::Kernel, 1 << 20, 3);
+        assert_eq!(t.target([path(1448, true)].into_iter()), 3 * 10 * 4352);
+        assert_eq!(t.target([path(1000 * 1448, true), path(1000 * 1448, true)].into_iter()), 1 << 20);
+    }
+
+    #[test]
+    fn seed003_mode_and_fixed_mode() {
+        let mut t = SendTuner::new(SendAutotune::Seed003, 4 << 20, 2);
+        assert_eq!(t.initial(), SEND_AUTOTUNE_INITIAL);
+        // 2 x 10 ms x (100 kB / 10 ms) = 200 kB; the inactive path is left out.
+        assert_eq!(t.target([path(100_000, true), path(900_000, false)].into_iter()), 200_000);
+        let t = SendTuner::new(SendAutotune::Off, 4 << 20, 2);
+        assert_eq!((t.initial(), t.is_on()), (4 << 20, false));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Connection settings. Defaults follow Linux where Linux has one.
 
+use crate::autotune::SendAutotune;
 use crate::time::Duration;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -20,12 +21,13 @@ pub struct Config {
     pub max_ack_delay: Duration,
     /// Packets acknowledged above a missing one before it counts as lost.
     pub dupthresh: u64,
-    /// Connection-level send buffer in bytes; the ceiling when
-    /// `send_autotune` is on.
+    /// Connection-level send buffer in bytes; the ceiling (`tcp_wmem[2]`)
+    /// when `send_autotune` is on.
     pub send_buffer: u64,
-    /// Start the send buffer small and grow it to twice the subflows'
-    /// summed rate times the longest RTT (seed 003 eq. 2).
-    pub send_autotune: bool,
+    /// Start the send buffer small and grow it: to twice the subflows'
+    /// summed rate times the longest RTT (seed 003 eq. 2), or as MPTCP
+    /// v0.96 does (the sum of the subflows' Linux-autotuned buffers).
+    pub send_autotune: SendAutotune,
     /// Connection-level receive buffer in bytes (sets the window); the
     /// ceiling when `recv_autotune` is on.
     pub recv_buffer: u64,
@@ -60,7 +62,7 @@ impl Default for Config {
             dupthresh: 3,
             // Linux tcp_wmem / tcp_rmem maxima.
             send_buffer: 4 * 1024 * 1024,
-            send_autotune: false,
+            send_autotune: SendAutotune::Off,
             recv_buffer: 6 * 1024 * 1024,
             recv_autotune: false,
             opportunistic_retransmission: None,

@@ -20,6 +20,7 @@ mod subflow;
 pub mod time;
 pub mod wire;
 
+pub use autotune::SendAutotune;
 pub use config::Config;
 pub use connection::{Connection, ConnectionError, ConnectionStats, Event, SubflowStats, TooManySubflows};
 pub use packet::{AckFrame, Control, DataFrame, Frame, Packet, PacketError, SubflowId};

@@ -11,7 +11,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use braid_proto::{cc, sched, Config, Connection, Duration, Frame, Instant, Packet};
+use braid_proto::{cc, sched, Config, Connection, Duration, Frame, Instant, Packet, SendAutotune};
 use common::Rng;
 
 /// Reads up to `max` in-order bytes onto the end of `got`.
@@ -53,7 +53,7 @@ impl Case {
         let config = Config {
             send_buffer: buffer(&mut rng),
             recv_buffer: buffer(&mut rng),
-            send_autotune: rng.chance(0.3),
+            send_autotune: if rng.chance(0.3) { SendAutotune::Seed003 } else { SendAutotune::Off },
             recv_autotune: rng.chance(0.3),
             opportunistic_retransmission: [None, Some(true), Some(false)][rng.below(3) as usize],
             nodelay: rng.chance(0.5),

@@ -1,5 +1,7 @@
 //! `braid`: run multipath transport experiments in Braid's simulator.
 
+mod sweep;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -52,6 +54,13 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Run a campaign: a matrix of scenarios x schedulers x controllers x seeds (any scenario key can be an axis).
+    #[command(long_about = "Run every run of a campaign file in parallel and write DIR/runs.csv (one row per run),\n\
+        DIR/runs/.../summary.json, DIR/scores.json (seed 004's PS_score and CCA_score) and DIR/report/index.html.\n\
+        An interrupted sweep resumes where it stopped: runs already finished are never redone.\n\
+        With --shard K/N only every N-th run is done; `braid sweep merge DIR... --out OUT` combines the slices.\n\
+        The format is in docs/campaign.md; campaigns/heterogeneity.toml is seed 004's campaign.")]
+    Sweep(sweep::SweepArgs),
     /// List the congestion controllers and schedulers a scenario can name.
     List,
     /// Measure simulator speed on a scenario (default: the built-in one).
@@ -69,7 +78,7 @@ enum Command {
     Compare(compare::Args),
 }
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let d = braid_lab::units::parse_duration(s)?;
     if d == Duration::ZERO {
         return Err("must be longer than zero".into());
@@ -92,6 +101,7 @@ fn main() -> ExitCode {
         Command::Run { file, seed, duration, out, json, quiet } => {
             cmd_run(&file, RunOptions { seed, duration }, out, json, quiet)
         }
+        Command::Sweep(args) => sweep::cmd_sweep(args),
         Command::List => {
             cmd_list();
             Ok(())

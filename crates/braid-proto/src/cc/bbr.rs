@@ -91,7 +91,7 @@ pub enum BbrState {
 #[derive(Clone, Debug)]
 pub(super) struct BbrPath {
     pub(super) active: bool,
-    mss: f64,
+    pub(super) mss: f64,
     pub(super) state: BbrState,
     cwnd: f64,
     /// Window saved when loss recovery or ProbeRTT cut it.
@@ -104,7 +104,7 @@ pub(super) struct BbrPath {
     pub(super) bw_divisor: f64,
     /// Latest delivery-rate sample, bytes/s.
     pub(super) last_rate: f64,
-    rt_prop: Option<Duration>,
+    pub(super) rt_prop: Option<Duration>,
     rt_prop_stamp: Instant,
     round: u64,
     next_round_delivered: u64,
@@ -157,15 +157,29 @@ impl BbrPath {
         }
     }
 
-    /// The bandwidth the model runs on: BtlBw, divided among the subflows
-    /// C-MPBBR found on the same bottleneck.
+    /// The bandwidth pacing and the window run on: BtlBw, divided among the
+    /// subflows C-MPBBR found on the same bottleneck during the cruise
+    /// phases of ProbeBW (index above 1), as `mpbbr_check_same_bottleneck`
+    /// does; probing and draining use the whole BtlBw.
     pub(super) fn model_bw(&self) -> f64 {
-        self.btl_bw / self.bw_divisor
+        if self.state == BbrState::ProbeBw && self.cycle_index > 1 {
+            self.btl_bw / self.bw_divisor
+        } else {
+            self.btl_bw
+        }
     }
 
+    /// The window the model targets, on [`BbrPath::model_bw`].
     fn bdp(&self) -> Option<f64> {
         let rt = self.rt_prop?;
         (self.btl_bw > 0.0).then(|| self.model_bw() * rt.as_secs_f64())
+    }
+
+    /// BtlBw x RTprop, undivided: what the state machine compares in flight
+    /// with (Linux's `bbr_target_cwnd(sk, bbr_max_bw(sk), ...)`).
+    fn full_bdp(&self) -> Option<f64> {
+        let rt = self.rt_prop?;
+        (self.btl_bw > 0.0).then(|| self.btl_bw * rt.as_secs_f64())
     }
 
     fn send_quantum(&self) -> f64 {
@@ -228,7 +242,7 @@ impl BbrPath {
     }
 
     fn update_state(&mut self, now: Instant, in_flight: f64, lost_now: bool) {
-        let bdp = self.bdp().unwrap_or(self.initial_window);
+        let bdp = self.full_bdp().unwrap_or(self.initial_window);
         match self.state {
             BbrState::Startup if self.filled_pipe => self.state = BbrState::Drain,
             BbrState::Drain if in_flight <= bdp => self.enter_probe_bw(now),
@@ -381,6 +395,10 @@ impl Controller for Bbr {
     }
     fn pacing_rate(&self, path: usize) -> Option<u64> {
         self.paths.get(path).filter(|p| p.active).map(|p| p.pacing_rate().max(1.0) as u64)
+    }
+    /// `bbr_sndbuf_expand`: BBR may slow-start even during recovery.
+    fn sndbuf_expand(&self) -> u32 {
+        3
     }
 }
 

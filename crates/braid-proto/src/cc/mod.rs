@@ -113,6 +113,11 @@ pub trait Controller: std::fmt::Debug + Send {
     /// slow start, ssthresh) directly, bypassing the module, so this is not
     /// a congestion event: no algorithm state other than the window moves.
     fn penalize(&mut self, now: Instant, path: usize, paths: &[PathView]);
+    /// Linux's `sndbuf_expand`: how many windows of segments a subflow's
+    /// send buffer is sized for (`tcp_sndbuf_expand`; BBR asks for 3).
+    fn sndbuf_expand(&self) -> u32 {
+        2
+    }
     /// A subflow the algorithm wants closed (C-MPBBR closes subflows that
     /// add nothing); the connection asks after every ACK.
     fn take_closed_path(&mut self) -> Option<usize> {

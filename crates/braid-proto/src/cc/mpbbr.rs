@@ -15,13 +15,44 @@
 //!   differ, a counter grows, else it resets. At five, the subflow with the
 //!   lowest BtlBw is closed (the connection removes it and reinjects its data).
 //!
-//! Deviations: the checks run once per gain cycle, on entering phase 3
-//! (the pseudo-code tests `cycle_index = 3` without saying how often);
-//! "delivery rate" is each subflow's latest rate sample.
+//! The divided bandwidth paces and sizes the window only in the cruise
+//! phases of the gain cycle (index above 1); probing (1.25) and draining
+//! (0.75) use the whole BtlBw, as `mpbbr_check_same_bottleneck` in the
+//! authors' module (github.com/imtiaztee/C-MPBBR) does. Dividing in every
+//! phase, as Braid first did, makes the probe measure the divided rate: the
+//! BtlBw filter then forgets the real bandwidth, the next check divides the
+//! lower figure again and the subflows spiral down (2.2 of 200 Mbit/s on
+//! two equal disjoint paths).
+//!
+//! Deviation (why the shared-bottleneck test misfires, and the fix): BtlBw
+//! within ±20% is a property of the paths, not evidence of a common link.
+//! Two equal disjoint paths (seed 004's homogeneous family, Fig. 5; both
+//! 100 Mbit/s paths of Fig. 7) give equal BtlBw, so the module halves
+//! every cruise phase and the connection gets about 60% of the two paths
+//! (120 of 200 Mbit/s here) while uncoupled BBR gets 94%. No per-subflow
+//! estimate can tell the two cases apart (equal paths have equal BtlBw,
+//! RTprop and loss); what differs is that competition needs a queue. BBR v1
+//! flows sharing a link keep a standing queue (their windows of 2 BDP each
+//! add up to more than the link's BDP); a subflow alone on its bottleneck
+//! paces at BtlBw and drains its queue every gain cycle. So before a
+//! subflow starts dividing, Braid also asks that its lowest RTT over the
+//! last gain cycle stayed above the path's lowest RTT ever (Linux's
+//! `tcp_min_rtt`) by a quarter of the path's BDP and at least 4 segments
+//! of queueing, on both checks that lead to division. Once divided, the
+//! original BtlBw test alone keeps or ends it (dividing drains the queue
+//! the test would look for). With competition on disjoint equal paths
+//! C-MPBBR still divides, as the original does.
+//!
+//! Other deviations: the checks run once per gain cycle, on entering phase
+//! 3 (the module re-runs them on every ACK during phase 3, so its "five
+//! consecutive" failing checks of goal 1 can all fall in one phase; the
+//! paper says five ProbeBW rounds); "delivery rate" is each subflow's
+//! latest rate sample (the module averages since its long-term sampling
+//! interval began).
 
 use super::bbr::Bbr;
 use super::{AckSample, Controller, PathView};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// Percentage band of BtlBw within which subflows share a bottleneck.
 pub const MPBBR_ALPHA: f64 = 20.0;
@@ -30,12 +61,23 @@ pub const MPBBR_BETA: f64 = 40.0;
 /// Consecutive failing checks before the weakest subflow is closed.
 pub const MPBBR_CLOSE_AFTER: u32 = 5;
 const CHECK_PHASE: usize = 3;
+/// Queue, as a fraction of the path's BDP (BtlBw x RTprop), that must stay
+/// in front of a subflow through a whole gain cycle for its bottleneck to
+/// count as holding a standing queue.
+pub const MPBBR_STANDING_QUEUE_BDP: f64 = 0.25;
+/// ... and at least this many segments (BBR's smallest window): shorter
+/// queues come from pacing granularity and ACK timing, not from competition.
+pub const MPBBR_STANDING_QUEUE_SEGMENTS: f64 = 4.0;
 
 #[derive(Debug, Default)]
 pub struct MpBbr {
     bbr: Bbr,
     /// Per path: when phase 3 was last checked, and the shared count then.
     checked: Vec<(Option<Instant>, usize)>,
+    /// Per path: the lowest RTT sample since its last check, and the
+    /// lowest of the connection's life (Linux's `tcp_min_rtt`).
+    cycle_min_rtt: Vec<Option<Duration>>,
+    base_rtt: Vec<Option<Duration>>,
     stop_count: u32,
     to_close: Option<usize>,
 }
@@ -48,8 +90,23 @@ impl MpBbr {
         self.bbr.paths.iter().filter(|p| p.active && p.btl_bw >= lo && p.btl_bw <= hi).count()
     }
 
+    /// Whether a queue stayed in front of `path` since its last check: its
+    /// lowest RTT exceeded the path's lowest ever by the time BtlBw needs to
+    /// send a quarter of the path's BDP, and at least four segments. (Not
+    /// RTprop: BBR flows sharing a link keep a queue that ProbeRTT does not
+    /// always drain, so RTprop itself drifts up to include it.)
+    fn standing_queue(&self, path: usize) -> bool {
+        let p = &self.bbr.paths[path];
+        let (Some(low), Some(base)) = (self.cycle_min_rtt[path], self.base_rtt[path]) else { return false };
+        let queued = (low.as_secs_f64() - base.as_secs_f64()).max(0.0) * p.btl_bw;
+        let bdp = base.as_secs_f64() * p.btl_bw;
+        queued >= (MPBBR_STANDING_QUEUE_BDP * bdp).max(MPBBR_STANDING_QUEUE_SEGMENTS * p.mss)
+    }
+
     fn check(&mut self, path: usize) {
-        let now_sharing = self.sharing(path);
+        let divided = self.bbr.paths[path].bw_divisor > 1.0;
+        let now_sharing = if divided || self.standing_queue(path) { self.sharing(path) } else { 1 };
+        self.cycle_min_rtt[path] = None;
         let (_, last) = self.checked[path];
         let divisor = match (now_sharing, last) {
             (n, l) if n > 1 && l > 1 => n,
@@ -85,14 +142,22 @@ impl Controller for MpBbr {
         self.bbr.on_path_added(path, mss, iw);
         if self.checked.len() <= path {
             self.checked.resize(path + 1, (None, 0));
+            self.cycle_min_rtt.resize(path + 1, None);
+            self.base_rtt.resize(path + 1, None);
         }
         self.checked[path] = (None, 0);
+        self.cycle_min_rtt[path] = None;
+        self.base_rtt[path] = None;
     }
     fn on_path_removed(&mut self, path: usize) {
         self.bbr.on_path_removed(path);
     }
     fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
         self.bbr.on_ack(path, ack, paths);
+        if let (Some(rtt), Some(low)) = (ack.rtt, self.cycle_min_rtt.get_mut(path)) {
+            *low = Some(low.map_or(rtt, |l| l.min(rtt)));
+            self.base_rtt[path] = paths.get(path).and_then(|v| v.min_rtt);
+        }
         let Some(p) = self.bbr.paths.get(path).filter(|p| p.active) else { return };
         let in_phase = p.state == super::BbrState::ProbeBw && p.cycle_index == CHECK_PHASE;
         let stamp = p.cycle_stamp;
@@ -119,6 +184,9 @@ impl Controller for MpBbr {
     fn pacing_rate(&self, path: usize) -> Option<u64> {
         self.bbr.pacing_rate(path)
     }
+    fn sndbuf_expand(&self) -> u32 {
+        self.bbr.sndbuf_expand()
+    }
     fn take_closed_path(&mut self) -> Option<usize> {
         self.to_close.take()
     }
@@ -134,23 +202,57 @@ mod tests {
             m.on_path_added(i, 1000, 10);
             m.bbr.paths[i].btl_bw = bw;
             m.bbr.paths[i].last_rate = bw;
+            m.bbr.paths[i].state = super::super::BbrState::ProbeBw;
+            m.base_rtt[i] = Some(Duration::from_millis(20));
         }
         m
     }
 
+    /// The lowest RTT `path` saw in the cycle before its next check.
+    fn cycle_low(m: &mut MpBbr, path: usize, ms: u64) {
+        m.cycle_min_rtt[path] = Some(Duration::from_millis(ms));
+    }
+
     #[test]
-    fn subflows_with_similar_bandwidth_split_it_after_two_checks() {
-        // 10 and 11 MB/s are within 20% of each other; 30 is not.
+    fn subflows_with_similar_bandwidth_behind_a_standing_queue_split_it_after_two_checks() {
+        // 10 and 11 MB/s are within 20% of each other; 30 is not. A 40 ms
+        // low RTT on a 20 ms path: 20 ms of queue, far above a quarter BDP.
         let mut m = with_bw(&[10e6, 11e6, 30e6]);
         assert_eq!(m.sharing(0), 2);
         assert_eq!(m.sharing(2), 1);
+        cycle_low(&mut m, 0, 40);
         m.check(0);
         assert_eq!(m.bbr.paths[0].bw_divisor, 1.0, "one observation is not enough");
+        cycle_low(&mut m, 0, 40);
         m.check(0);
         assert_eq!(m.bbr.paths[0].bw_divisor, 2.0);
-        assert!((m.bbr.paths[0].model_bw() - 5e6).abs() < 1e-6);
+        assert!((m.bbr.paths[0].model_bw() - 5e6).abs() < 1e-6, "cruise phase: divided");
+        m.bbr.paths[0].cycle_index = 0;
+        assert!((m.bbr.paths[0].model_bw() - 10e6).abs() < 1e-6, "probe phase: whole BtlBw");
+        // Once divided, the queue it drained is not asked for again.
+        cycle_low(&mut m, 0, 20);
+        m.check(0);
+        assert_eq!(m.bbr.paths[0].bw_divisor, 2.0);
+        cycle_low(&mut m, 2, 40);
         m.check(2);
         assert_eq!(m.bbr.paths[2].bw_divisor, 1.0);
+    }
+
+    #[test]
+    fn equal_bandwidth_without_a_standing_queue_is_not_a_shared_bottleneck() {
+        // Two equal disjoint paths: equal BtlBw, but each subflow's RTT
+        // returns to the path's lowest within every cycle (a queue of
+        // 1 ms x 10 MB/s = 10 kB is below a quarter of the 200 kB BDP).
+        let mut m = with_bw(&[10e6, 10e6]);
+        for _ in 0..4 {
+            cycle_low(&mut m, 0, 21);
+            m.check(0);
+        }
+        assert_eq!(m.bbr.paths[0].bw_divisor, 1.0);
+        // Without a sample in the cycle there is no evidence either.
+        m.check(0);
+        m.check(0);
+        assert_eq!(m.bbr.paths[0].bw_divisor, 1.0);
     }
 
     #[test]

@@ -32,7 +32,7 @@ mod transmit;
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::autotune::{RecvAutotune, AUTOTUNE_INITIAL, SEND_AUTOTUNE_INITIAL};
+use crate::autotune::{RecvAutotune, SendTuner, AUTOTUNE_INITIAL};
 use crate::cc::{Controller, PathView};
 use crate::config::Config;
 use crate::packet::SubflowId;
@@ -122,6 +122,7 @@ pub struct Connection {
     send: SendBuffer,
     recv: RecvBuffer,
     autotune: Option<RecvAutotune>,
+    send_tuner: SendTuner,
     /// Data of timed-out or closed subflows, to be sent on another subflow
     /// before new data: DSN -> length, lowest first (it unblocks the
     /// receiver soonest), each range once however often it is queued.
@@ -171,11 +172,8 @@ pub(super) fn subflow_rto(c: &Config, s: &Subflow) -> Duration {
 
 impl Connection {
     pub fn new(config: Config, cc: Box<dyn Controller>, sched: Box<dyn Scheduler>) -> Self {
-        let send = SendBuffer::new(if config.send_autotune {
-            SEND_AUTOTUNE_INITIAL.min(config.send_buffer)
-        } else {
-            config.send_buffer
-        });
+        let send_tuner = SendTuner::new(config.send_autotune, config.send_buffer, cc.sndbuf_expand());
+        let send = SendBuffer::new(send_tuner.initial());
         let autotune =
             config.recv_autotune.then(|| RecvAutotune::new(AUTOTUNE_INITIAL, config.recv_buffer, config.mss));
         let recv = RecvBuffer::new(if autotune.is_some() {
@@ -193,6 +191,7 @@ impl Connection {
             send,
             recv,
             autotune,
+            send_tuner,
             reinject: BTreeMap::new(),
             reinjected_bytes: 0,
             invalid_packets: 0,

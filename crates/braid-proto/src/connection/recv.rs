@@ -3,7 +3,7 @@
 
 use super::timer::Timer;
 use super::{subflow_rto, Connection, Event};
-use crate::autotune::send_buffer_target;
+use crate::autotune::TunedPath;
 use crate::cc::AckSample;
 use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, SubflowId};
 use crate::time::Instant;
@@ -105,7 +105,7 @@ impl Connection {
                 prior_delivered: out.prior_delivered,
             };
             self.cc.on_ack(i, &sample, &self.path_views);
-            if self.config.send_autotune {
+            if self.send_tuner.is_on() {
                 self.autotune_send_buffer();
             }
             while let Some(closed) = self.cc.take_closed_path().and_then(SubflowId::from_index) {
@@ -117,10 +117,13 @@ impl Connection {
 
     pub(super) fn autotune_send_buffer(&mut self) {
         let cc = &self.cc;
-        let paths = (0..self.subflows.len())
-            .filter(|&i| self.subflows[i].is_open())
-            .filter_map(|i| Some((cc.window(i), self.subflows[i].rtt.srtt()?)));
-        let target = send_buffer_target(paths).min(self.config.send_buffer);
+        let paths = self.subflows.iter().enumerate().map(|(i, s)| TunedPath {
+            active: s.is_open(),
+            window: cc.window(i),
+            srtt: s.rtt.srtt(),
+            mss: s.mss,
+        });
+        let target = self.send_tuner.target(paths);
         self.send.grow(target);
     }
 }

@@ -1,0 +1,62 @@
+//! C-MPBBR's two goals at once (seed 004 §2.3.7): it aggregates two equal
+//! disjoint paths like uncoupled BBR, and it still takes no more than one
+//! share of a bottleneck its subflows share with a single-path BBR flow.
+//! Both figures are printed.
+
+mod common;
+
+use common::simulate_seed as simulate;
+
+/// Two lossless 100 Mbit/s paths with round-trip time `rtt`: the equal
+/// BtlBw estimates once made C-MPBBR halve both subflows (2.2 Mbit/s with
+/// the divisor in every phase, 120 Mbit/s with it only in cruise phases).
+#[test]
+fn mpbbr_uses_both_equal_disjoint_paths() {
+    for rtt in ["5ms", "20ms"] {
+        let toml = common::hybrid(
+            "30s",
+            &[&format!("rate = \"100Mbit\", rtt = \"{rtt}\""), &format!("rate = \"100Mbit\", rtt = \"{rtt}\"")],
+            "cc = \"mpbbr\", scheduler = \"minrtt\"",
+        );
+        let s = simulate(&toml, 1);
+        let f = &s.flows[0];
+        let per_path: Vec<f64> = f.subflows.iter().map(|x| x.goodput_mbps).collect();
+        println!("{rtt}: C-MPBBR {:.1} Mbit/s of 200 (paths {per_path:.1?})", f.goodput_mbps);
+        assert!(f.goodput_mbps >= 0.9 * 200.0, "{rtt}: {:.1} Mbit/s is below 90% of 200", f.goodput_mbps);
+        assert!(per_path.iter().all(|&g| g >= 0.9 * 100.0), "{rtt}: a path is underused: {per_path:.1?}");
+    }
+}
+
+/// Two C-MPBBR subflows and one single-path BBR flow through one 50 Mbit/s
+/// bottleneck: the connection's share stays at most one BBR share (half),
+/// where two uncoupled BBR subflows take more.
+#[test]
+fn mpbbr_yields_to_single_path_bbr_at_a_shared_bottleneck() {
+    let share = |cc: &str| {
+        let toml = format!(
+            r#"
+            duration = "60s"
+            [topology]
+            kind = "dumbbell"
+            [topology.bottleneck]
+            rate = "50Mbit"
+            rtt = "20ms"
+            queue = "2bdp"
+            [[flow]]
+            name = "mp"
+            cc = "{cc}"
+            subflows = 2
+            [[flow]]
+            name = "sp"
+            cc = "bbr"
+            "#
+        );
+        let s = simulate(&toml, 1);
+        let (mp, sp) = (s.flows[0].goodput_mbps, s.flows[1].goodput_mbps);
+        println!("{cc:<6} (2 subflows) {mp:.1} Mbit/s vs single-path BBR {sp:.1} Mbit/s: share {:.3}", mp / (mp + sp));
+        mp / (mp + sp)
+    };
+    let (coupled, uncoupled) = (share("mpbbr"), share("bbr"));
+    assert!(coupled <= 0.5, "C-MPBBR share {coupled:.3} is above one BBR share");
+    assert!(uncoupled > coupled + 0.15, "uncoupled BBR share {uncoupled:.3} vs C-MPBBR {coupled:.3}");
+}
