@@ -1,10 +1,11 @@
 //! Braid's lab: scenario files, runs, summaries and result folders.
 
+pub mod estimate;
 pub mod plot;
 pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod units;
 
-pub use run::{run, RunOptions, Summary, SUMMARY_SCHEMA};
+pub use run::{run, run_with, RunOptions, Summary, SUMMARY_SCHEMA};
 pub use scenario::{load, parse, Scenario, ScenarioError, DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME};

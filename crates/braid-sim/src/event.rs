@@ -21,8 +21,6 @@ pub enum Event {
     AppWrite { flow: u32 },
     /// A link goes down or comes back.
     LinkState { link: u32, up: bool },
-    /// Periodic metric sample.
-    Sample,
 }
 
 /// One queued event, ordered by `key`: the time in nanoseconds in the high
@@ -67,6 +65,17 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Instant, Event)> {
         self.heap.pop().map(|Reverse(e)| (Instant::from_nanos((e.key >> 64) as u64), e.event))
     }
+
+    /// The next event if it is due at or before `until`; a later one stays
+    /// queued where it is (popping and re-pushing it would change its place
+    /// among events at the same instant).
+    pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Event)> {
+        let next = self.heap.peek()?;
+        if (next.0.key >> 64) as u64 > until.as_nanos() {
+            return None;
+        }
+        self.pop()
+    }
 }
 
 #[cfg(test)]
@@ -77,12 +86,25 @@ mod tests {
     fn same_time_events_pop_in_insertion_order() {
         let mut q = EventQueue::default();
         let t = Instant::from_nanos(5);
-        q.push(t, Event::Sample);
+        q.push(t, Event::FlowStart { flow: 0 });
         q.push(Instant::from_nanos(1), Event::Timer { endpoint: 9 });
         q.push(t, Event::Timer { endpoint: 1 });
         assert_eq!(q.pop(), Some((Instant::from_nanos(1), Event::Timer { endpoint: 9 })));
-        assert_eq!(q.pop(), Some((t, Event::Sample)));
+        assert_eq!(q.pop(), Some((t, Event::FlowStart { flow: 0 })));
         assert_eq!(q.pop(), Some((t, Event::Timer { endpoint: 1 })));
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn pop_until_leaves_later_events_in_place() {
+        let mut q = EventQueue::default();
+        let t = Instant::from_nanos(10);
+        q.push(t, Event::Timer { endpoint: 1 });
+        q.push(t, Event::Timer { endpoint: 2 });
+        assert_eq!(q.pop_until(Instant::from_nanos(9)), None);
+        q.push(t, Event::Timer { endpoint: 3 });
+        let order: Vec<_> = std::iter::from_fn(|| q.pop_until(t)).collect();
+        let e = |endpoint| (t, Event::Timer { endpoint });
+        assert_eq!(order, [e(1), e(2), e(3)], "still in the order they were scheduled");
     }
 }

@@ -77,8 +77,12 @@ pub struct LinkSpec {
 /// Counters per link, cumulative from the start of the run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkStats {
+    /// Packets and bytes that finished serialising (a packet still being
+    /// serialised is not counted yet).
     pub packets_sent: u64,
     pub bytes_sent: u64,
+    /// Time spent serialising finished packets; see [`Link::busy_time`].
+    pub busy: Duration,
     pub drops_queue: u64,
     /// Early drops by RED.
     pub drops_early: u64,
@@ -99,8 +103,8 @@ pub enum Offer {
 pub struct Link {
     pub spec: LinkSpec,
     pub up: bool,
-    /// Packet being serialised.
-    in_service: Option<u32>,
+    /// Packet being serialised: its id, wire bytes and start time.
+    in_service: Option<(u32, u32, Instant)>,
     /// Packets waiting, with their wire sizes.
     queue: VecDeque<(u32, u32)>,
     queue_bytes: u64,
@@ -137,6 +141,13 @@ impl Link {
         self.queue_bytes
     }
 
+    /// Time the link has spent serialising up to `now`, the packet in
+    /// service counted up to `now`: never more than the time elapsed, so
+    /// utilisation computed from it never exceeds 1, over any interval.
+    pub fn busy_time(&self, now: Instant) -> Duration {
+        self.stats.busy + self.in_service.map_or(Duration::ZERO, |(_, _, start)| now - start)
+    }
+
     /// Offers packet `id` of `bytes` wire bytes to the link at `now`.
     pub fn offer(&mut self, now: Instant, id: u32, bytes: u32) -> Offer {
         if !self.up {
@@ -153,8 +164,7 @@ impl Link {
         }
         if self.in_service.is_none() {
             self.idle_since = None;
-            self.in_service = Some(id);
-            self.count_sent(bytes);
+            self.in_service = Some((id, bytes, now));
             return Offer::Transmitting(now + self.serialisation(bytes));
         }
         let full = match self.spec.queue {
@@ -173,14 +183,18 @@ impl Link {
     /// The packet in service finished serialising: returns it, and the end
     /// time of the next one if the queue had one.
     pub fn complete(&mut self, now: Instant) -> (Option<u32>, Option<Instant>) {
-        let done = self.in_service.take();
+        let done = self.in_service.take().map(|(id, bytes, start)| {
+            self.stats.packets_sent += 1;
+            self.stats.bytes_sent += u64::from(bytes);
+            self.stats.busy = self.stats.busy + (now - start);
+            id
+        });
         if self.queue.is_empty() {
             self.idle_since = Some(now);
         }
         let next = self.queue.pop_front().map(|(id, bytes)| {
             self.queue_bytes -= u64::from(bytes);
-            self.count_sent(bytes);
-            self.in_service = Some(id);
+            self.in_service = Some((id, bytes, now));
             now + self.serialisation(bytes)
         });
         (done, next)
@@ -198,11 +212,6 @@ impl Link {
         self.red_avg = (1.0 - red.weight) * self.red_avg + red.weight * q;
         let p = red.drop_probability(self.red_avg);
         p > 0.0 && self.rng.gen::<f64>() < p
-    }
-
-    fn count_sent(&mut self, bytes: u32) {
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += u64::from(bytes);
     }
 
     /// Takes the link down; returns the queued packets, now dropped.
@@ -244,6 +253,25 @@ mod tests {
         assert_eq!(l.complete(Instant::from_nanos(2_000_000)), (Some(1), None));
         assert_eq!(l.stats.drops_queue, 1);
         assert_eq!(l.stats.packets_sent, 2);
+    }
+
+    /// Bytes count when they have left the link and busy time is clipped
+    /// at `now`: a link serialising a packet longer than the interval that
+    /// is asked about is busy for exactly that interval, never more.
+    #[test]
+    fn busy_time_never_exceeds_elapsed_time() {
+        let mut l = link(QueueLimit::Packets(10), 0.0);
+        l.spec.rate_bps = 1;
+        let t0 = Instant::from_nanos(5);
+        // 1500 bytes at 1 bit/s: 12,000 s on the wire.
+        assert_eq!(l.offer(t0, 0, 1500), Offer::Transmitting(t0 + Duration::from_secs(12_000)));
+        let t1 = Instant::ZERO + Duration::from_secs(1);
+        assert_eq!(l.busy_time(t1), t1 - t0);
+        assert_eq!(l.stats.bytes_sent, 0, "nothing has left the link yet");
+        let end = t0 + Duration::from_secs(12_000);
+        l.complete(end);
+        assert_eq!((l.stats.bytes_sent, l.busy_time(end)), (1500, end - t0));
+        assert_eq!(l.busy_time(end + Duration::from_secs(1)), end - t0, "idle time is not busy");
     }
 
     #[test]

@@ -19,11 +19,10 @@ use rand_chacha::ChaCha8Rng;
 use crate::delay::DelayHistogram;
 use crate::event::{Event, EventQueue};
 use crate::link::{Link, Offer};
-use crate::metrics::{LinkSample, Recorder, SubflowSample};
+use crate::metrics::{LinkSample, SampleSink, SubflowSample};
 use crate::payload::PayloadStream;
 use crate::source::{Source, MIN_WAKE_GAP};
 use crate::topology::Topology;
-use braid_proto::Duration;
 
 /// One flow as the simulator needs it.
 #[derive(Clone, Debug)]
@@ -127,8 +126,6 @@ pub struct Sim {
     /// each byte from write to read.
     write_logs: Vec<VecDeque<(u64, Instant)>>,
     topology: Topology,
-    sample_interval: Duration,
-    recorder: Recorder,
     events_run: u64,
     packets_sent: u64,
     scratch: Vec<u8>,
@@ -136,12 +133,7 @@ pub struct Sim {
 }
 
 impl Sim {
-    pub fn new(
-        topology: Topology,
-        flows: Vec<FlowSpec>,
-        seed: u64,
-        sample_interval: Duration,
-    ) -> Result<Sim, BuildError> {
+    pub fn new(topology: Topology, flows: Vec<FlowSpec>, seed: u64) -> Result<Sim, BuildError> {
         let links = topology
             .links
             .iter()
@@ -175,8 +167,6 @@ impl Sim {
             write_logs: vec![VecDeque::new(); flows.len()],
             flows: Vec::new(),
             topology,
-            sample_interval,
-            recorder: Recorder::default(),
             events_run: 0,
             packets_sent: 0,
             scratch: Vec::new(),
@@ -191,9 +181,6 @@ impl Sim {
                 sim.events.push(down, Event::LinkState { link: i as u32, up: false });
                 sim.events.push(up, Event::LinkState { link: i as u32, up: true });
             }
-        }
-        if sample_interval > Duration::ZERO {
-            sim.events.push(Instant::ZERO, Event::Sample);
         }
         Ok(sim)
     }
@@ -263,9 +250,6 @@ impl Sim {
     pub fn topology(&self) -> &Topology {
         &self.topology
     }
-    pub fn recorder(&self) -> &Recorder {
-        &self.recorder
-    }
     /// The sending connection of `flow`.
     pub fn sender(&self, flow: usize) -> &Connection {
         &self.endpoints[2 * flow].conn
@@ -281,22 +265,18 @@ impl Sim {
     }
 
     /// Runs events up to and including `until`, or until every flow is a
-    /// completed sized transfer. Returns the time reached.
+    /// completed sized transfer. Returns the time reached: `until`, or the
+    /// instant the last sized transfer completed.
     pub fn run(&mut self, until: Instant) -> Instant {
-        while let Some((t, ev)) = self.events.pop() {
-            if t > until {
-                // Put it back so a later `run` can continue.
-                self.events.push(t, ev);
-                self.now = until;
-                break;
-            }
+        while let Some((t, ev)) = self.events.pop_until(until) {
             self.now = t;
             self.events_run += 1;
             self.dispatch(ev);
             if self.all_sized_flows_done() {
-                break;
+                return self.now;
             }
         }
+        self.now = self.now.max(until);
         self.now
     }
 
@@ -333,10 +313,6 @@ impl Sim {
                 self.pump(2 * f);
             }
             Event::LinkState { link, up } => self.on_link_state(link as usize, up),
-            Event::Sample => {
-                self.sample();
-                self.events.push(self.now + self.sample_interval, Event::Sample);
-            }
         }
     }
 
@@ -496,15 +472,17 @@ impl Sim {
         }
     }
 
-    /// Records one row per subflow and per link.
-    pub fn sample(&mut self) {
+    /// Hands `sink` one row per subflow and per link, describing the state
+    /// at the current time. The driver chooses when (`braid-lab` samples
+    /// on the scenario's `sample_interval`, after every event at that time).
+    pub fn sample(&self, sink: &mut impl SampleSink) {
         let t = self.now;
         for f in 0..self.flows.len() {
             let (tx, rx) = (&self.endpoints[2 * f].conn, &self.endpoints[2 * f + 1].conn);
             let ooo = rx.stats().ooo_bytes;
             for s in 0..tx.subflow_count() {
                 let (a, b) = (tx.subflow_stats(s).unwrap_or_default(), rx.subflow_stats(s).unwrap_or_default());
-                self.recorder.subflows.push(SubflowSample {
+                sink.subflow(&SubflowSample {
                     time: t,
                     flow: f as u32,
                     subflow: s as u32,
@@ -519,10 +497,11 @@ impl Sim {
             }
         }
         for (i, l) in self.links.iter().enumerate() {
-            self.recorder.links.push(LinkSample {
+            sink.link(&LinkSample {
                 time: t,
                 link: i as u32,
                 bytes_sent: l.stats.bytes_sent,
+                busy: l.busy_time(t),
                 drops: l.stats.drops_queue + l.stats.drops_early + l.stats.drops_random + l.stats.drops_down,
                 queue_packets: l.queue_len() as u32,
             });

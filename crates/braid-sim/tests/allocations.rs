@@ -46,7 +46,7 @@ fn steady_state_bulk_transfer_barely_allocates() {
         let t = hybrid_access(&paths, 2_000 * MBIT);
         let mut mp = flow("mp", "lia", &[0, 1]);
         mp.config.recv_buffer = recv_buffer;
-        let mut sim = Sim::new(t, vec![mp], 1, Duration::ZERO).unwrap();
+        let mut sim = Sim::new(t, vec![mp], 1).unwrap();
         sim.run(Instant::ZERO + Duration::from_secs(5));
         let (a0, p0) = (ALLOCATIONS.load(Ordering::Relaxed), sim.packets_sent());
         sim.run(Instant::ZERO + Duration::from_secs(15));

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use braid_lab::{report, run, scenario, RunOptions, Scenario};
+use braid_lab::report::TimeSeriesWriter;
+use braid_lab::{estimate, report, run, run_with, scenario, RunOptions, Scenario};
 use braid_proto::{cc, sched, Duration};
 use clap::{Parser, Subcommand};
 
@@ -29,7 +30,9 @@ enum Command {
         Scenario files are TOML; see docs/scenarios.md and the examples in scenarios/.\n\
         With --out DIR the run also writes DIR/summary.json (schema in docs/summary-schema.md),\n\
         DIR/subflows.csv and DIR/links.csv (time series, one row per sample) and\n\
-        DIR/timeseries.svg (goodput, cwnd, SRTT per subflow and the out-of-order queue over time).")]
+        DIR/timeseries.svg (goodput, cwnd, SRTT per subflow and the out-of-order queue over time).\n\n\
+        Before simulating, braid warns about questionable inputs and about runs that will\n\
+        obviously take long or write large time series, with an estimate (see --check).")]
     Run {
         /// Scenario file (TOML). Omit to run the built-in default, scenarios/hybrid-access.toml.
         file: Option<PathBuf>,
@@ -45,6 +48,9 @@ enum Command {
         /// Print the summary as one JSON object on stdout instead of the table.
         #[arg(long)]
         json: bool,
+        /// Validate the scenario, print its warnings and an estimate of the run's cost, and exit without simulating.
+        #[arg(long)]
+        check: bool,
         /// No progress bar on stderr.
         #[arg(long, short)]
         quiet: bool,
@@ -84,8 +90,8 @@ fn load(file: &Option<PathBuf>) -> Result<Scenario, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { file, seed, duration, out, json, quiet } => {
-            cmd_run(&file, RunOptions { seed, duration }, out, json, quiet)
+        Command::Run { file, seed, duration, out, json, check, quiet } => {
+            cmd_run(&file, RunOptions { seed, duration }, out, json, check, quiet)
         }
         Command::List => {
             cmd_list();
@@ -107,26 +113,41 @@ fn cmd_run(
     opts: RunOptions,
     out: Option<PathBuf>,
     json: bool,
+    check: bool,
     quiet: bool,
 ) -> Result<(), String> {
     let scenario = load(file)?;
+    let duration = opts.duration.unwrap_or(scenario.duration);
+    let cost = estimate::estimate(&scenario, duration, out.is_some());
+    for w in scenario.warnings(duration).into_iter().chain(cost.warnings()) {
+        eprintln!("warning: {w}");
+    }
+    if check {
+        emit(&format!("{}: valid\n{}\n", scenario.file, cost.describe()));
+        return Ok(());
+    }
+    let cannot_write = |dir: &PathBuf, e: std::io::Error| format!("{}: cannot write results: {e}", dir.display());
+    // Opened before the run, so a folder that cannot be written fails now.
+    let mut timeseries = match &out {
+        Some(dir) => Some(TimeSeriesWriter::create(dir, &scenario, duration).map_err(|e| cannot_write(dir, e))?),
+        None => None,
+    };
     let bar = if quiet { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(1000) };
     bar.set_style(
         indicatif::ProgressStyle::with_template("{spinner} simulating [{bar:40}] {percent:>3}% ({elapsed})")
             .expect("static template")
             .progress_chars("=> "),
     );
-    let (sim, summary) =
-        run(&scenario, opts, &mut |f| bar.set_position((f * 1000.0) as u64)).map_err(|e| e.to_string())?;
+    let (_, summary) = run_with(&scenario, opts, &mut timeseries, &mut |f| bar.set_position((f * 1000.0) as u64))
+        .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     if json {
         emit(&(serde_json::to_string(&summary).map_err(|e| e.to_string())? + "\n"));
     } else {
         emit(&report::table(&summary));
     }
-    if let Some(dir) = out {
-        report::write_results(&dir, &summary, &sim, &scenario.flow_paths)
-            .map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
+    if let (Some(dir), Some(timeseries)) = (&out, timeseries) {
+        timeseries.finish().and_then(|()| report::write_summary(dir, &summary)).map_err(|e| cannot_write(dir, e))?;
         if !json {
             emit(&format!("\nresults written to {}\n", dir.display()));
         }
