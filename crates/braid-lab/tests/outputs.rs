@@ -127,6 +127,7 @@ fn default_link_names_never_clash_and_duplicates_are_refused() {
     assert_eq!(taken.flow_paths[0], ["L2", "L3"]);
     for (toml, key) in [
         (hybrid("1s", &["rate = \"10Mbit\"", "name = \"L1-rev\", rate = \"10Mbit\""], ""), "topology.link[1].name"),
+        (hybrid("1s", &["rate = \"10Mbit\", name = \"x-rev\"", "name = \"x\", rate = \"10Mbit\""], ""), "topology.link[1].name"),
         (hybrid("1s", &["rate = \"10Mbit\"", "name = \"core\", rate = \"10Mbit\""], ""), "topology.link[1].name"),
         (hybrid("1s", &["rate = \"10Mbit\", name = \"x\"", "name = \"x\", rate = \"10Mbit\""], ""), "topology.link[1].name"),
         (hybrid("1s", &["rate = \"10Mbit\""], "paths = [\"L1\", \"L1\"]"), "flow[0].paths[1]"),
