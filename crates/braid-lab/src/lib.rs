@@ -1,5 +1,6 @@
 //! Braid's lab: scenario files, runs, summaries and result folders.
 
+pub mod bench;
 pub mod estimate;
 pub mod plot;
 pub mod report;
@@ -7,5 +8,5 @@ pub mod run;
 pub mod scenario;
 pub mod units;
 
-pub use run::{run, run_with, RunOptions, Summary, SUMMARY_SCHEMA};
+pub use run::{run, run_with, RunOptions, Runner, Summary, SUMMARY_SCHEMA};
 pub use scenario::{load, parse, Scenario, ScenarioError, DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME};

@@ -123,35 +123,79 @@ pub fn run_with(
     timeseries: &mut dyn SampleSink,
     progress: &mut dyn FnMut(f64),
 ) -> Result<(Sim, Summary), BuildError> {
-    let seed = opts.seed.unwrap_or(scenario.seed);
-    let duration = opts.duration.unwrap_or(scenario.duration);
-    let mut sim = Sim::new(scenario.topology.clone(), scenario.flows.clone(), seed)?;
-    let mut stats = SampleStats::new(&scenario.flows);
-    let end = Instant::ZERO + duration;
-    let step = Duration::from_nanos((duration.as_nanos() / 100).max(1));
-    let (mut next_sample, mut next_progress) = (Instant::ZERO, Instant::ZERO + step);
-    let mut last_sample = None;
-    loop {
-        let now = sim.run(next_sample.min(next_progress).min(end));
-        let finished = now >= end || sim.all_sized_flows_done();
-        // Every sample time, and the end (once, even when it is one).
-        if (now == next_sample || finished) && last_sample != Some(now) {
-            sim.sample(&mut (&mut stats, &mut *timeseries));
-            last_sample = Some(now);
-        }
-        if now == next_sample {
-            next_sample += scenario.sample_interval;
-        }
-        if now >= next_progress || finished {
-            progress(now.as_nanos() as f64 / end.as_nanos() as f64);
-            next_progress += step;
-        }
-        if finished {
-            break;
+    let mut runner = Runner::new(scenario, opts)?;
+    let end = runner.end;
+    let step = Duration::from_nanos((end.as_nanos() / 100).max(1));
+    let mut t = Instant::ZERO;
+    while !runner.finished() {
+        t = (t + step).min(end);
+        runner.advance(t, timeseries);
+        progress(runner.sim.now().as_nanos() as f64 / end.as_nanos() as f64);
+    }
+    Ok(runner.finish())
+}
+
+/// A run in progress: the simulator, sampled on the scenario's interval
+/// (after every event at the sample instant, and once more at the end).
+#[derive(Debug)]
+pub struct Runner<'a> {
+    scenario: &'a Scenario,
+    seed: u64,
+    sim: Sim,
+    stats: SampleStats,
+    end: Instant,
+    next_sample: Instant,
+    last_sample: Option<Instant>,
+}
+
+impl<'a> Runner<'a> {
+    pub fn new(scenario: &'a Scenario, opts: RunOptions) -> Result<Self, BuildError> {
+        let seed = opts.seed.unwrap_or(scenario.seed);
+        let sim = Sim::new(scenario.topology.clone(), scenario.flows.clone(), seed)?;
+        Ok(Runner {
+            scenario,
+            seed,
+            sim,
+            stats: SampleStats::new(&scenario.flows),
+            end: Instant::ZERO + opts.duration.unwrap_or(scenario.duration),
+            next_sample: Instant::ZERO,
+            last_sample: None,
+        })
+    }
+
+    pub fn sim(&self) -> &Sim {
+        &self.sim
+    }
+
+    /// True at the end of the run, or once every flow is a completed sized transfer.
+    pub fn finished(&self) -> bool {
+        self.sim.now() >= self.end || self.sim.all_sized_flows_done()
+    }
+
+    /// Runs up to `until` (at most the end), sampling on the way.
+    pub fn advance(&mut self, until: Instant, timeseries: &mut dyn SampleSink) {
+        let until = until.min(self.end);
+        loop {
+            let now = self.sim.run(self.next_sample.min(until));
+            let finished = self.finished();
+            if (now == self.next_sample || finished) && self.last_sample != Some(now) {
+                self.sim.sample(&mut (&mut self.stats, &mut *timeseries));
+                self.last_sample = Some(now);
+            }
+            if now == self.next_sample {
+                self.next_sample += self.scenario.sample_interval;
+            }
+            if finished || now >= until {
+                return;
+            }
         }
     }
-    let summary = summarise(scenario, &sim, &stats, seed);
-    Ok((sim, summary))
+
+    /// The simulator and the summary of the run so far.
+    pub fn finish(self) -> (Sim, Summary) {
+        let summary = summarise(self.scenario, &self.sim, &self.stats, self.seed);
+        (self.sim, summary)
+    }
 }
 
 /// Running sums of the sampled figures a summary reports (mean SRTT and
@@ -295,15 +339,18 @@ fn summarise(scenario: &Scenario, sim: &Sim, stats: &SampleStats, seed: u64) -> 
     let links = sim
         .links()
         .iter()
-        .map(|l| LinkSummary {
-            name: l.spec.name.clone(),
-            rate_mbps: l.spec.rate_bps as f64 / 1e6,
-            utilization: utilisation(l.busy_time(end), end - Instant::ZERO),
-            bytes_sent: l.stats.bytes_sent,
-            drops_queue: l.stats.drops_queue,
-            drops_early: l.stats.drops_early,
-            drops_random: l.stats.drops_random,
-            drops_down: l.stats.drops_down,
+        .map(|l| {
+            let stats = l.stats(end);
+            LinkSummary {
+                name: l.spec.name.clone(),
+                rate_mbps: l.spec.rate_bps as f64 / 1e6,
+                utilization: utilisation(l.busy_time(end), end - Instant::ZERO),
+                bytes_sent: stats.bytes_sent,
+                drops_queue: stats.drops_queue,
+                drops_early: stats.drops_early,
+                drops_random: stats.drops_random,
+                drops_down: stats.drops_down,
+            }
         })
         .collect();
     Summary {

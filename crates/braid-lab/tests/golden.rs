@@ -42,16 +42,27 @@ fn summaries_match_the_golden_files() {
         }
         let want = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
         if json != want {
-            let line = json.lines().zip(want.lines()).position(|(a, b)| a != b).unwrap_or(0);
-            println!(
-                "{}: first difference at line {}:\n  now    {}\n  golden {}",
-                scenario.display(),
-                line + 1,
-                json.lines().nth(line).unwrap_or(""),
-                want.lines().nth(line).unwrap_or("")
-            );
+            let (mut now, mut golden) = (Vec::new(), Vec::new());
+            flatten("", &serde_json::from_str(&json).unwrap(), &mut now);
+            flatten("", &serde_json::from_str(&want).unwrap(), &mut golden);
+            let changed: Vec<String> = now
+                .iter()
+                .zip(&golden)
+                .filter(|(a, b)| a != b)
+                .map(|((k, a), (_, b))| format!("  {k}: {b} -> {a}"))
+                .collect();
+            println!("{}: {} fields differ\n{}", scenario.display(), changed.len(), changed.join("\n"));
             differ.push(scenario.display().to_string());
         }
     }
     assert!(differ.is_empty(), "summaries differ from the golden files: {differ:?}");
+}
+
+/// Every leaf of `v` as (path, value), in document order.
+fn flatten(path: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => m.iter().for_each(|(k, v)| flatten(&format!("{path}.{k}"), v, out)),
+        serde_json::Value::Array(a) => a.iter().enumerate().for_each(|(i, v)| flatten(&format!("{path}[{i}]"), v, out)),
+        leaf => out.push((path.to_string(), leaf.to_string())),
+    }
 }

@@ -6,9 +6,12 @@
 //! reads everything as soon as it is in order. A flow with one subflow and
 //! an uncoupled controller is a regular single-path TCP flow.
 //!
-//! Per packet the loop does a slab lookup, a link offer and a heap push;
-//! packets live in a slab that reuses its slots, so a run in steady state
-//! does not allocate per packet. Synthetic payloads carry no bytes.
+//! A packet lives in the FIFO of the link it is on (see [`Link`]) and moves
+//! by value from link to link; each link has at most one pending event, for
+//! its head packet's arrival, so a hop costs one event and the event queue
+//! holds about one entry per busy link, not one per packet. The FIFOs keep
+//! their capacity, so a run in steady state does not allocate per packet.
+//! Synthetic payloads carry no bytes.
 
 use std::collections::VecDeque;
 
@@ -74,8 +77,9 @@ impl std::fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
+/// A packet in the network and where it is going.
 #[derive(Debug)]
-struct SimPacket {
+pub struct SimPacket {
     packet: Packet,
     /// Links still to cross, as an index into `Sim::routes`.
     route: u32,
@@ -115,10 +119,8 @@ pub struct FlowOutcome {
 pub struct Sim {
     now: Instant,
     events: EventQueue,
-    links: Vec<Link>,
+    links: Vec<Link<SimPacket>>,
     routes: Vec<Vec<u32>>,
-    slab: Vec<Option<SimPacket>>,
-    free: Vec<u32>,
     endpoints: Vec<Endpoint>,
     flows: Vec<FlowSpec>,
     outcomes: Vec<FlowOutcome>,
@@ -149,8 +151,6 @@ impl Sim {
             events: EventQueue::default(),
             links,
             routes: Vec::new(),
-            slab: Vec::new(),
-            free: Vec::new(),
             endpoints: Vec::new(),
             outcomes: vec![
                 FlowOutcome {
@@ -244,7 +244,7 @@ impl Sim {
     pub fn flows(&self) -> &[FlowSpec] {
         &self.flows
     }
-    pub fn links(&self) -> &[Link] {
+    pub fn links(&self) -> &[Link<SimPacket>] {
         &self.links
     }
     pub fn topology(&self) -> &Topology {
@@ -268,10 +268,16 @@ impl Sim {
     /// completed sized transfer. Returns the time reached: `until`, or the
     /// instant the last sized transfer completed.
     pub fn run(&mut self, until: Instant) -> Instant {
-        while let Some((t, ev)) = self.events.pop_until(until) {
+        while let Some((t, ev)) = self.events.peek_until(until) {
             self.now = t;
             self.events_run += 1;
-            self.dispatch(ev);
+            match ev {
+                Event::Arrive { link } => self.on_arrive(link as usize),
+                other => {
+                    self.events.remove_next();
+                    self.dispatch(other);
+                }
+            }
             if self.all_sized_flows_done() {
                 return self.now;
             }
@@ -282,8 +288,7 @@ impl Sim {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::LinkFree { link } => self.on_link_free(link),
-            Event::Arrive { packet } => self.on_arrive(packet),
+            Event::Arrive { .. } => unreachable!("run handles arrivals"),
             Event::Timer { endpoint } => {
                 let ep = &mut self.endpoints[endpoint as usize];
                 if ep.timer_at.is_some_and(|t| t <= self.now) {
@@ -321,33 +326,25 @@ impl Sim {
             self.links[link].up = true;
             return;
         }
-        let dropped: Vec<u32> = self.links[link].go_down().collect();
-        for id in dropped {
-            self.release(id);
-        }
+        // Packets still queued are dropped (and their memory freed now).
+        self.links[link].go_down(self.now).for_each(drop);
     }
 
-    fn on_link_free(&mut self, link: u32) {
-        let l = &mut self.links[link as usize];
-        let delay = l.spec.delay;
-        let (done, next) = l.complete(self.now);
-        if let Some(id) = done {
-            self.events.push(self.now + delay, Event::Arrive { packet: id });
+    /// The head packet of `link` reached its far end (the link's event is
+    /// next in the queue): on to the next link of its route, or to its
+    /// endpoint. The link's event moves on to its next packet, if any.
+    fn on_arrive(&mut self, link: usize) {
+        let l = &mut self.links[link];
+        let mut p = l.arrive(self.now);
+        match l.next_arrival() {
+            Some(next) => self.events.reschedule_next(next),
+            None => self.events.remove_next(),
         }
-        if let Some(end) = next {
-            self.events.push(end, Event::LinkFree { link });
-        }
-    }
-
-    fn on_arrive(&mut self, id: u32) {
-        let p = self.slab[id as usize].as_mut().expect("arriving packet is live");
         p.hop += 1;
-        let route = &self.routes[p.route as usize];
-        if let Some(&link) = route.get(usize::from(p.hop)) {
-            self.offer(link, id);
+        if let Some(&next) = self.routes[p.route as usize].get(usize::from(p.hop)) {
+            self.offer(next, p);
             return;
         }
-        let p = self.release(id);
         let to = p.to as usize;
         // The simulator only carries packets a connection built.
         let accepted = self.endpoints[to].conn.handle_datagram(self.now, p.packet);
@@ -355,19 +352,10 @@ impl Sim {
         self.pump(to);
     }
 
-    fn release(&mut self, id: u32) -> SimPacket {
-        self.free.push(id);
-        self.slab[id as usize].take().expect("released packet is live")
-    }
-
-    fn offer(&mut self, link: u32, id: u32) {
-        let bytes = self.slab[id as usize].as_ref().expect("offered packet is live").packet.wire_len();
-        match self.links[link as usize].offer(self.now, id, bytes) {
-            Offer::Transmitting(end) => self.events.push(end, Event::LinkFree { link }),
-            Offer::Queued => {}
-            Offer::Dropped => {
-                self.release(id);
-            }
+    fn offer(&mut self, link: u32, p: SimPacket) {
+        let bytes = p.packet.wire_len();
+        if let Offer::Accepted { first: true, arrives } = self.links[link as usize].offer(self.now, p, bytes) {
+            self.events.push(arrives, Event::Arrive { link });
         }
     }
 
@@ -380,19 +368,8 @@ impl Sim {
             let ep = &self.endpoints[e];
             let route = ep.routes[usize::from(packet.subflow)];
             let to = (e ^ 1) as u32;
-            let sp = SimPacket { packet, route, hop: 0, to };
-            let id = match self.free.pop() {
-                Some(id) => {
-                    self.slab[id as usize] = Some(sp);
-                    id
-                }
-                None => {
-                    self.slab.push(Some(sp));
-                    (self.slab.len() - 1) as u32
-                }
-            };
             let first = self.routes[route as usize][0];
-            self.offer(first, id);
+            self.offer(first, SimPacket { packet, route, hop: 0, to });
         }
         let ep = &mut self.endpoints[e];
         while ep.conn.poll_event().is_some() {}
@@ -497,13 +474,14 @@ impl Sim {
             }
         }
         for (i, l) in self.links.iter().enumerate() {
+            let stats = l.stats(t);
             sink.link(&LinkSample {
                 time: t,
                 link: i as u32,
-                bytes_sent: l.stats.bytes_sent,
+                bytes_sent: stats.bytes_sent,
                 busy: l.busy_time(t),
-                drops: l.stats.drops_queue + l.stats.drops_early + l.stats.drops_random + l.stats.drops_down,
-                queue_packets: l.queue_len() as u32,
+                drops: stats.drops_queue + stats.drops_early + stats.drops_random + stats.drops_down,
+                queue_packets: l.queue_len(t) as u32,
             });
         }
     }
