@@ -203,8 +203,8 @@ fn cmd_list() {
     emit(&text);
 }
 
-fn cmd_bench_file(file: &PathBuf, repeat: u32) -> Result<(), String> {
-    let scenario = load(&Some(file.clone()))?;
+fn cmd_bench_file(file: &std::path::Path, repeat: u32) -> Result<(), String> {
+    let scenario = load(&Some(file.to_path_buf()))?;
     let mut walls = Vec::new();
     let (mut events, mut packets) = (0, 0);
     for i in 0..repeat {
