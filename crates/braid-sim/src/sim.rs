@@ -81,10 +81,37 @@ impl std::error::Error for BuildError {}
 #[derive(Debug)]
 pub struct SimPacket {
     packet: Packet,
-    /// Links still to cross, as an index into `Sim::routes`.
-    route: u32,
-    hop: u16,
+    /// The link it is on, as an index into `Sim::hops`; the links after it
+    /// follow, up to [`END_OF_ROUTE`].
+    at: u32,
     to: u32,
+}
+
+/// Ends each route in `Sim::hops`.
+const END_OF_ROUTE: u32 = u32::MAX;
+
+/// What the event loop needs of a flow, kept together so a packet touches
+/// few cache lines.
+#[derive(Debug)]
+struct FlowState {
+    size: Option<u64>,
+    source: Source,
+    start: Instant,
+    outcome: FlowOutcome,
+    /// (end of written stream, write time), oldest first, to time each byte
+    /// from write to read.
+    write_log: VecDeque<(u64, Instant)>,
+}
+
+impl FlowState {
+    /// Bytes the application has produced so far (for bulk: all).
+    fn produced(&self) -> u64 {
+        let all = self.size.unwrap_or(u64::MAX);
+        match self.source {
+            Source::Bulk => all,
+            Source::ConstantRate { message, .. } => self.outcome.messages.saturating_mul(message).min(all),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -92,7 +119,8 @@ struct Endpoint {
     conn: Connection,
     flow: u32,
     sender: bool,
-    /// Route index per subflow, in this endpoint's sending direction.
+    /// Per subflow, where its route (in this endpoint's sending direction)
+    /// starts in `Sim::hops`.
     routes: Vec<u32>,
     timer_at: Option<Instant>,
     /// Pseudo-random payload stream (sender generates, receiver checks).
@@ -120,13 +148,14 @@ pub struct Sim {
     now: Instant,
     events: EventQueue,
     links: Vec<Link<SimPacket>>,
-    routes: Vec<Vec<u32>>,
+    /// Every route's links, one after the other, each route ended by
+    /// [`END_OF_ROUTE`]: a packet's next hop is the next entry.
+    hops: Vec<u32>,
     endpoints: Vec<Endpoint>,
     flows: Vec<FlowSpec>,
-    outcomes: Vec<FlowOutcome>,
-    /// Per flow: (end of written stream, write time), oldest first, to time
-    /// each byte from write to read.
-    write_logs: Vec<VecDeque<(u64, Instant)>>,
+    state: Vec<FlowState>,
+    /// Flows that are not completed sized transfers (bulk flows never are).
+    unfinished: usize,
     topology: Topology,
     events_run: u64,
     packets_sent: u64,
@@ -150,21 +179,27 @@ impl Sim {
             now: Instant::ZERO,
             events: EventQueue::default(),
             links,
-            routes: Vec::new(),
+            hops: Vec::new(),
             endpoints: Vec::new(),
-            outcomes: vec![
-                FlowOutcome {
-                    started: false,
-                    written: 0,
-                    messages: 0,
-                    delivered: 0,
-                    completed_at: None,
-                    corrupted_bytes: 0,
-                    delay: DelayHistogram::default(),
-                };
-                flows.len()
-            ],
-            write_logs: vec![VecDeque::new(); flows.len()],
+            state: flows
+                .iter()
+                .map(|f| FlowState {
+                    size: f.size,
+                    source: f.source,
+                    start: f.start,
+                    outcome: FlowOutcome {
+                        started: false,
+                        written: 0,
+                        messages: 0,
+                        delivered: 0,
+                        completed_at: None,
+                        corrupted_bytes: 0,
+                        delay: DelayHistogram::default(),
+                    },
+                    write_log: VecDeque::new(),
+                })
+                .collect(),
+            unfinished: flows.len(),
             flows: Vec::new(),
             topology,
             events_run: 0,
@@ -224,8 +259,10 @@ impl Sim {
     }
 
     fn add_route(&mut self, links: &[usize]) -> u32 {
-        self.routes.push(links.iter().map(|&l| l as u32).collect());
-        (self.routes.len() - 1) as u32
+        let start = self.hops.len() as u32;
+        self.hops.extend(links.iter().map(|&l| l as u32));
+        self.hops.push(END_OF_ROUTE);
+        start
     }
 
     pub fn now(&self) -> Instant {
@@ -239,7 +276,7 @@ impl Sim {
         self.packets_sent
     }
     pub fn outcome(&self, flow: usize) -> &FlowOutcome {
-        &self.outcomes[flow]
+        &self.state[flow].outcome
     }
     pub fn flows(&self) -> &[FlowSpec] {
         &self.flows
@@ -261,7 +298,7 @@ impl Sim {
 
     /// True once every flow has a size and has delivered all of it.
     pub fn all_sized_flows_done(&self) -> bool {
-        self.flows.iter().zip(&self.outcomes).all(|(f, o)| f.size.is_some() && o.completed_at.is_some())
+        self.unfinished == 0
     }
 
     /// Runs events up to and including `until`, or until every flow is a
@@ -298,20 +335,19 @@ impl Sim {
                 self.pump(endpoint as usize);
             }
             Event::FlowStart { flow } => {
-                self.outcomes[flow as usize].started = true;
-                if self.flows[flow as usize].source != Source::Bulk {
+                self.state[flow as usize].outcome.started = true;
+                if self.state[flow as usize].source != Source::Bulk {
                     self.events.push(self.now, Event::AppWrite { flow });
                 }
                 self.pump(2 * flow as usize);
             }
             Event::AppWrite { flow } => {
                 let f = flow as usize;
-                let spec = &self.flows[f];
-                let due = spec.source.messages_due(spec.start, self.now);
-                let out = &mut self.outcomes[f];
-                out.messages = out.messages.max(due);
-                if spec.size.is_none_or(|s| self.produced(f) < s) {
-                    if let Some(next) = spec.source.message_time(spec.start, self.outcomes[f].messages) {
+                let st = &mut self.state[f];
+                let due = st.source.messages_due(st.start, self.now);
+                st.outcome.messages = st.outcome.messages.max(due);
+                if st.size.is_none_or(|s| st.produced() < s) {
+                    if let Some(next) = st.source.message_time(st.start, st.outcome.messages) {
                         self.events.push(next.max(self.now + MIN_WAKE_GAP), Event::AppWrite { flow });
                     }
                 }
@@ -340,8 +376,9 @@ impl Sim {
             Some(next) => self.events.reschedule_next(next),
             None => self.events.remove_next(),
         }
-        p.hop += 1;
-        if let Some(&next) = self.routes[p.route as usize].get(usize::from(p.hop)) {
+        p.at += 1;
+        let next = self.hops[p.at as usize];
+        if next != END_OF_ROUTE {
             self.offer(next, p);
             return;
         }
@@ -366,10 +403,9 @@ impl Sim {
         while let Some(packet) = self.endpoints[e].conn.poll_transmit(self.now) {
             self.packets_sent += 1;
             let ep = &self.endpoints[e];
-            let route = ep.routes[usize::from(packet.subflow)];
+            let at = ep.routes[usize::from(packet.subflow)];
             let to = (e ^ 1) as u32;
-            let first = self.routes[route as usize][0];
-            self.offer(first, SimPacket { packet, route, hop: 0, to });
+            self.offer(self.hops[at as usize], SimPacket { packet, at, to });
         }
         let ep = &mut self.endpoints[e];
         while ep.conn.poll_event().is_some() {}
@@ -382,21 +418,11 @@ impl Sim {
         }
     }
 
-    /// Bytes a flow's application has produced so far (for bulk: all).
-    fn produced(&self, f: usize) -> u64 {
-        let (spec, out) = (&self.flows[f], &self.outcomes[f]);
-        let all = spec.size.unwrap_or(u64::MAX);
-        match spec.source {
-            Source::Bulk => all,
-            Source::ConstantRate { message, .. } => out.messages.saturating_mul(message).min(all),
-        }
-    }
-
     fn run_application(&mut self, e: usize) {
-        let f = self.endpoints[e].flow as usize;
-        let produced = self.produced(f);
         let ep = &mut self.endpoints[e];
-        let out = &mut self.outcomes[f];
+        let st = &mut self.state[ep.flow as usize];
+        let produced = st.produced();
+        let out = &mut st.outcome;
         if ep.sender {
             if !out.started {
                 return;
@@ -413,7 +439,7 @@ impl Sim {
                 }
                 None => ep.conn.write_zeros(want),
             };
-            let log = &mut self.write_logs[f];
+            let log = &mut st.write_log;
             match log.back_mut() {
                 Some((end, t)) if *t == self.now => *end = out.written,
                 _ => log.push_back((out.written, self.now)),
@@ -433,7 +459,7 @@ impl Sim {
         };
         // Time the bytes just read against when they were written.
         let (mut from, to) = (out.delivered, out.delivered + n);
-        let log = &mut self.write_logs[f];
+        let log = &mut st.write_log;
         while from < to {
             let Some(&(end, written_at)) = log.front() else { break };
             let upto = end.min(to);
@@ -444,8 +470,9 @@ impl Sim {
             }
         }
         out.delivered += n;
-        if self.flows[f].size.is_some_and(|s| out.delivered >= s) && out.completed_at.is_none() {
+        if st.size.is_some_and(|s| out.delivered >= s) && out.completed_at.is_none() {
             out.completed_at = Some(self.now);
+            self.unfinished -= 1;
         }
     }
 
@@ -463,7 +490,7 @@ impl Sim {
                     time: t,
                     flow: f as u32,
                     subflow: s as u32,
-                    delivered: self.outcomes[f].delivered,
+                    delivered: self.state[f].outcome.delivered,
                     received_new: b.counters.bytes_received_new,
                     cwnd: a.cwnd,
                     srtt: a.srtt,
