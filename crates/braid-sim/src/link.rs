@@ -118,26 +118,29 @@ struct OnLink<T> {
 /// queue to the far end, in one FIFO: departure and arrival times are
 /// known when a packet is accepted, so the simulator needs one pending
 /// event per link (for the head's arrival) instead of two per packet. The
-/// queue, the packet in service and the counters are the FIFO's tail,
-/// brought up to date lazily ([`Link::settle`]) when an offer, a sample or
-/// an arrival asks about them.
+/// queue is the FIFO's tail, brought up to date lazily when an offer asks
+/// about it; a packet is counted as sent when it leaves at the far end, and
+/// [`Link::stats`] adds those that finished serialising but are still
+/// propagating.
 #[derive(Debug)]
 pub struct Link<T> {
     pub spec: LinkSpec,
     pub up: bool,
     fifo: VecDeque<OnLink<T>>,
-    /// The last `waiting` packets of `fifo` have not started serialising,
-    /// the last `unfinished` have not finished (as of the last settle).
+    /// The last `waiting` packets of `fifo` had not started serialising at
+    /// the last offer, and hold `queue_bytes`.
     waiting: usize,
-    unfinished: usize,
     queue_bytes: u64,
     /// When the serialiser is free for the next packet.
     free_at: Instant,
     /// RED's average queue length.
     red_avg: f64,
     rng: ChaCha8Rng,
-    /// Counters as of the last settle; see [`Link::stats`].
+    /// Counters, with packets counted as they leave; see [`Link::stats`].
     stats: LinkStats,
+    /// The last serialisation time computed, by wire size: packets come in
+    /// two or three sizes, and a division per packet is not free.
+    last_serialisation: (u32, Duration),
 }
 
 impl<T> Link<T> {
@@ -147,17 +150,24 @@ impl<T> Link<T> {
             up: true,
             fifo: VecDeque::new(),
             waiting: 0,
-            unfinished: 0,
             queue_bytes: 0,
             free_at: Instant::ZERO,
             red_avg: 0.0,
             rng,
             stats: LinkStats::default(),
+            last_serialisation: (0, Duration::ZERO),
         }
     }
 
     pub fn serialisation(&self, bytes: u32) -> Duration {
         Duration::from_nanos((u64::from(bytes) * 8 * 1_000_000_000).div_ceil(self.spec.rate_bps.max(1)))
+    }
+
+    fn serialisation_cached(&mut self, bytes: u32) -> Duration {
+        if self.last_serialisation.0 != bytes {
+            self.last_serialisation = (bytes, self.serialisation(bytes));
+        }
+        self.last_serialisation.1
     }
 
     /// Packets waiting to be serialised at `now` (not the one in service).
@@ -168,10 +178,8 @@ impl<T> Link<T> {
     /// Counters at `now`: packets count as sent once they finished serialising.
     pub fn stats(&self, now: Instant) -> LinkStats {
         let mut s = self.stats;
-        for p in self.tail(self.unfinished).take_while(|p| p.end <= now) {
-            s.packets_sent += 1;
-            s.bytes_sent += u64::from(p.bytes);
-            s.busy = s.busy + (p.end - p.start);
+        for p in self.fifo.iter().take_while(|p| p.end <= now) {
+            count_sent(&mut s, p);
         }
         s
     }
@@ -180,7 +188,7 @@ impl<T> Link<T> {
     /// service counted up to `now`: never more than the time elapsed, so
     /// utilisation computed from it never exceeds 1, over any interval.
     pub fn busy_time(&self, now: Instant) -> Duration {
-        let in_service = self.tail(self.unfinished).find(|p| p.start <= now && now < p.end);
+        let in_service = self.fifo.iter().find(|p| p.end > now).filter(|p| p.start <= now);
         self.stats(now).busy + in_service.map_or(Duration::ZERO, |p| now - p.start)
     }
 
@@ -189,24 +197,16 @@ impl<T> Link<T> {
         self.fifo.range(self.fifo.len() - n..)
     }
 
-    /// Brings the queue and the counters up to `now`.
+    /// Brings the queue up to `now`: packets that started serialising
+    /// leave it.
     fn settle(&mut self, now: Instant) {
-        while self.unfinished > 0 {
-            let p = &self.fifo[self.fifo.len() - self.unfinished];
+        while self.waiting > 0 {
+            let p = &self.fifo[self.fifo.len() - self.waiting];
             if p.start > now {
                 break;
             }
-            if self.waiting == self.unfinished {
-                self.waiting -= 1;
-                self.queue_bytes -= u64::from(p.bytes);
-            }
-            if p.end > now {
-                break;
-            }
-            self.stats.packets_sent += 1;
-            self.stats.bytes_sent += u64::from(p.bytes);
-            self.stats.busy = self.stats.busy + (p.end - p.start);
-            self.unfinished -= 1;
+            self.waiting -= 1;
+            self.queue_bytes -= u64::from(p.bytes);
         }
     }
 
@@ -217,9 +217,15 @@ impl<T> Link<T> {
 
     /// Takes the head packet, which reaches the far end at `now`.
     pub fn arrive(&mut self, now: Instant) -> T {
-        self.settle(now);
-        debug_assert!(self.fifo.len() > self.unfinished, "the head has finished serialising");
-        self.fifo.pop_front().expect("a link event has a packet").packet
+        let p = self.fifo.pop_front().expect("a link event has a packet");
+        debug_assert!(p.end <= now, "the head has finished serialising");
+        if self.waiting > self.fifo.len() {
+            // It was still counted as waiting: no offer came since it started.
+            self.waiting -= 1;
+            self.queue_bytes -= u64::from(p.bytes);
+        }
+        count_sent(&mut self.stats, &p);
+        p.packet
     }
 
     /// Offers `packet` of `bytes` wire bytes to the link at `now`.
@@ -252,9 +258,8 @@ impl<T> Link<T> {
             self.queue_bytes += u64::from(bytes);
             self.free_at
         };
-        let end = start + self.serialisation(bytes);
+        let end = start + self.serialisation_cached(bytes);
         self.free_at = end;
-        self.unfinished += 1;
         self.fifo.push_back(OnLink { packet, bytes, start, end });
         Offer::Accepted { first: self.fifo.len() == 1, arrives: end + self.spec.delay }
     }
@@ -280,7 +285,6 @@ impl<T> Link<T> {
         self.settle(now);
         self.stats.drops_down += self.waiting as u64;
         let keep = self.fifo.len() - self.waiting;
-        self.unfinished -= self.waiting;
         self.waiting = 0;
         self.queue_bytes = 0;
         if let Some(last) = keep.checked_sub(1).map(|i| self.fifo[i].end) {
@@ -288,6 +292,12 @@ impl<T> Link<T> {
         }
         self.fifo.drain(keep..).map(|p| p.packet)
     }
+}
+
+fn count_sent<T>(s: &mut LinkStats, p: &OnLink<T>) {
+    s.packets_sent += 1;
+    s.bytes_sent += u64::from(p.bytes);
+    s.busy = s.busy + (p.end - p.start);
 }
 
 #[cfg(test)]
