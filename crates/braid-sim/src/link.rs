@@ -216,6 +216,7 @@ impl<T> Link<T> {
     }
 
     /// Takes the head packet, which reaches the far end at `now`.
+    #[inline]
     pub fn arrive(&mut self, now: Instant) -> T {
         let p = self.fifo.pop_front().expect("a link event has a packet");
         debug_assert!(p.end <= now, "the head has finished serialising");
@@ -229,6 +230,7 @@ impl<T> Link<T> {
     }
 
     /// Offers `packet` of `bytes` wire bytes to the link at `now`.
+    #[inline]
     pub fn offer(&mut self, now: Instant, packet: T, bytes: u32) -> Offer<T> {
         if !self.up {
             self.stats.drops_down += 1;
