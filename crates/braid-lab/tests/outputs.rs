@@ -14,11 +14,15 @@ fn scenario(toml: &str) -> Scenario {
     parse(toml, "test.toml").unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The error of an invalid scenario, as text.
-fn error(toml: &str) -> String {
-    match parse(toml, "test.toml") {
-        Ok(_) => panic!("accepted:\n{toml}"),
-        Err(e) => e.to_string(),
+/// Each scenario is refused with an error that names `key` and says `what`.
+fn assert_refused<S: AsRef<str>>(cases: impl IntoIterator<Item = (S, &'static str, &'static str)>) {
+    for (toml, key, what) in cases {
+        let e = match parse(toml.as_ref(), "test.toml") {
+            Ok(_) => panic!("accepted:\n{}", toml.as_ref()),
+            Err(e) => e.to_string(),
+        };
+        println!("{e}");
+        assert!(e.contains(&format!("`{key}`")) && e.contains(what), "{key}: {e}");
     }
 }
 
@@ -125,48 +129,38 @@ fn default_link_names_never_clash_and_duplicates_are_refused() {
     assert_eq!(taken.flow_paths[0], ["L1", "L2"]);
     let taken = scenario(&hybrid("1s", &["rate = \"10Mbit\", name = \"L2\"", "rate = \"10Mbit\""], ""));
     assert_eq!(taken.flow_paths[0], ["L2", "L3"]);
-    for (toml, key) in [
-        (hybrid("1s", &["rate = \"10Mbit\"", "name = \"L1-rev\", rate = \"10Mbit\""], ""), "topology.link[1].name"),
-        (hybrid("1s", &["rate = \"10Mbit\", name = \"x-rev\"", "name = \"x\", rate = \"10Mbit\""], ""), "topology.link[1].name"),
-        (hybrid("1s", &["rate = \"10Mbit\"", "name = \"core\", rate = \"10Mbit\""], ""), "topology.link[1].name"),
-        (hybrid("1s", &["rate = \"10Mbit\", name = \"x\"", "name = \"x\", rate = \"10Mbit\""], ""), "topology.link[1].name"),
-        (hybrid("1s", &["rate = \"10Mbit\""], "paths = [\"L1\", \"L1\"]"), "flow[0].paths[1]"),
+    let link1 = "topology.link[1].name";
+    assert_refused([
+        (hybrid("1s", &["rate = \"10Mbit\"", "name = \"L1-rev\", rate = \"10Mbit\""], ""), link1, "reverse"),
+        (hybrid("1s", &["rate = \"10Mbit\", name = \"x-rev\"", "name = \"x\", rate = \"10Mbit\""], ""), link1, "x-rev"),
+        (hybrid("1s", &["rate = \"10Mbit\"", "name = \"core\", rate = \"10Mbit\""], ""), link1, "core link"),
+        (hybrid("1s", &["rate = \"10Mbit\", name = \"x\"", "name = \"x\", rate = \"10Mbit\""], ""), link1, "already"),
+        (hybrid("1s", &["rate = \"10Mbit\""], "paths = [\"L1\", \"L1\"]"), "flow[0].paths[1]", "twice"),
         (
             "[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\nname = \"f/0-access\"\nrate = \"10Mbit\"\n[[flow]]\nname = \"f\"\n"
                 .into(),
             "topology.bottleneck.name",
+            "clashes",
         ),
-    ] {
-        let e = error(&toml);
-        println!("{e}");
-        assert!(e.contains(&format!("`{key}`")), "{key}: {e}");
-    }
+    ]);
 }
 
 #[test]
 fn errors_name_the_key_the_user_wrote() {
-    for (toml, key) in [
-        (hybrid("1s", &["rate = \"10Mbit\""], "extra_rtt = \"5ms\""), "flow[0].extra_rtt"),
-        (hybrid("1s", &["rate = \"10Mbit\""], "subflows = 2"), "flow[0].subflows"),
-        (
-            "[topology]\nkind = \"dumbbell\"\ncore_rate = \"1Gbit\"\n[topology.bottleneck]\nrate = \"10Mbit\"\n[[flow]]\n".into(),
-            "topology.core_rate",
-        ),
-        (
-            "[topology]\nkind = \"dumbbell\"\n[[topology.link]]\nrate = \"1Gbit\"\n[topology.bottleneck]\nrate = \"10Mbit\"\n[[flow]]\n"
-                .into(),
-            "topology.link",
-        ),
-    ] {
-        let e = error(&toml);
-        println!("{e}");
-        assert!(e.contains(&format!("`{key}`")), "{key}: {e}");
-    }
+    let dumbbell = |extra: &str| {
+        format!("[topology]\nkind = \"dumbbell\"\n{extra}[topology.bottleneck]\nrate = \"10Mbit\"\n[[flow]]\n")
+    };
+    assert_refused([
+        (hybrid("1s", &["rate = \"10Mbit\""], "extra_rtt = \"5ms\""), "flow[0].extra_rtt", "dumbbell"),
+        (hybrid("1s", &["rate = \"10Mbit\""], "subflows = 2"), "flow[0].subflows", "dumbbell"),
+        (dumbbell("core_rate = \"1Gbit\"\n"), "topology.core_rate", "hybrid-access"),
+        (dumbbell("[[topology.link]]\nrate = \"1Gbit\"\n"), "topology.link", "hybrid-access"),
+    ]);
 }
 
 #[test]
 fn questionable_inputs_are_refused_or_warned_about() {
-    for (toml, key, what) in [
+    assert_refused([
         (
             hybrid(
                 "10s",
@@ -193,11 +187,7 @@ fn questionable_inputs_are_refused_or_warned_about() {
             "topology.link[0].queue",
             "no full packet",
         ),
-    ] {
-        let e = error(&toml);
-        println!("{e}");
-        assert!(e.contains(&format!("`{key}`")) && e.contains(what), "{key}: {e}");
-    }
+    ]);
     // Back-to-back outages and a queue of exactly one packet are fine.
     scenario(&hybrid("10s", &["rate = \"10Mbit\", queue = \"1500B\", down = [{ from = \"1s\", to = \"2s\" }, { from = \"2s\", to = \"3s\" }]"], ""));
 
