@@ -135,7 +135,9 @@ pub struct Link<T> {
     free_at: Instant,
     /// RED's average queue length.
     red_avg: f64,
-    rng: ChaCha8Rng,
+    /// Boxed: it is 320 bytes, used only by lossy and RED links, and inline
+    /// it would spread a link's hot fields over twice the cache lines.
+    rng: Box<ChaCha8Rng>,
     /// Counters, with packets counted as they leave; see [`Link::stats`].
     stats: LinkStats,
     /// The last serialisation time computed, by wire size: packets come in
@@ -153,7 +155,7 @@ impl<T> Link<T> {
             queue_bytes: 0,
             free_at: Instant::ZERO,
             red_avg: 0.0,
-            rng,
+            rng: Box::new(rng),
             stats: LinkStats::default(),
             last_serialisation: (0, Duration::ZERO),
         }

@@ -123,8 +123,9 @@ struct Endpoint {
     /// starts in `Sim::hops`.
     routes: Vec<u32>,
     timer_at: Option<Instant>,
-    /// Pseudo-random payload stream (sender generates, receiver checks).
-    payload: Option<PayloadStream>,
+    /// Pseudo-random payload stream (sender generates, receiver checks);
+    /// boxed, as most flows have none.
+    payload: Option<Box<PayloadStream>>,
 }
 
 /// What happened to one flow.
@@ -243,7 +244,7 @@ impl Sim {
             fwd.push(self.add_route(&forward));
             rev.push(self.add_route(&reverse));
         }
-        let payload = spec.verify_payload.then(|| PayloadStream::new(seed, f));
+        let payload = spec.verify_payload.then(|| Box::new(PayloadStream::new(seed, f)));
         let sender = self.endpoints.len() as u32;
         self.endpoints.push(Endpoint {
             conn: tx,
