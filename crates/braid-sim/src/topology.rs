@@ -70,10 +70,6 @@ impl Topology {
         });
         (fwd, rev)
     }
-
-    pub fn path_index(&self, name: &str) -> Option<usize> {
-        self.paths.iter().position(|p| p.name == name)
-    }
 }
 
 /// Name of hybrid-access's core link (seed 004 calls it L3). Not `L3`, so
