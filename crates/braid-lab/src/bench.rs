@@ -76,7 +76,9 @@ pub fn measure(scenario: &Scenario, warmup: Duration, duration: Duration) -> Res
 }
 
 /// The calling thread's CPU time (Linux's `/proc/thread-self/schedstat`,
-/// nanoseconds), or wall time where that is not available.
+/// in nanoseconds but brought up to date only at scheduler ticks, so a few
+/// milliseconds' resolution: measure windows of a second or more), or wall
+/// time where that is not available.
 pub enum CpuClock {
     Cpu(u64),
     Wall(std::time::Instant),

@@ -244,7 +244,7 @@ fn cmd_bench_point(
 ) -> Result<(), String> {
     let (scenario, warmup, window) = if let Some(flows) = flows {
         let pkts_per_s = (flows as u64 * bench::MBIT_PER_FLOW * 1_000_000) as f64 / 8.0 / 1500.0;
-        let window = duration.unwrap_or(Duration::from_nanos((PACKETS_PER_POINT / pkts_per_s * 1e9) as u64));
+        let window = duration.unwrap_or(Duration::from_millis((PACKETS_PER_POINT / pkts_per_s * 1e3).ceil() as u64));
         (bench::dumbbell(flows, ack_every), Duration::from_secs(1), window)
     } else {
         // The two-path default, its whole 30 s run.
@@ -259,7 +259,7 @@ fn cmd_bench_point(
     }
     let m = best.expect("at least one repeat");
     emit(&format!(
-        "flows={} simulated_s={} delivered_pkts={} events={} cpu_s={:.4} ns_per_pkt={:.1} events_per_pkt={:.2} peak_rss_mb={:.1}\n",
+        "flows={} simulated_s={:.3} delivered_pkts={} events={} cpu_s={:.4} ns_per_pkt={:.1} events_per_pkt={:.2} peak_rss_mb={:.1}\n",
         flows.map_or("two-path".into(), |n| n.to_string()),
         window.as_nanos() as f64 / 1e9,
         m.delivered_packets,

@@ -204,6 +204,22 @@ fn warnings_and_estimates_come_before_the_run() {
     assert!(err.contains("late.toml") && err.contains("`flow[0].start`"), "{err}");
 }
 
+/// One point of the bench series prints its figures as `key=value` pairs.
+#[test]
+fn bench_point_reports_cost_per_packet() {
+    let out = braid(&["bench", "--flows", "10", "--duration", "200ms", "--repeat", "1"]);
+    let (stdout, err) = text(&out);
+    assert!(out.status.success(), "{err}");
+    let field = |k: &str| -> f64 {
+        let v = stdout.split_whitespace().find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='));
+        v.unwrap_or_else(|| panic!("{k} in {stdout}")).parse().unwrap()
+    };
+    assert_eq!(field("flows"), 10.0);
+    // CPU time has scheduler-tick resolution: a window this short may read 0.
+    assert!(field("delivered_pkts") > 1000.0 && field("ns_per_pkt") >= 0.0, "{stdout}");
+    assert!((2.0..5.0).contains(&field("events_per_pkt")), "{stdout}");
+}
+
 #[test]
 fn list_names_the_algorithms() {
     let (out, _) = text(&braid(&["list"]));
