@@ -6,12 +6,13 @@
 //! reads everything as soon as it is in order. A flow with one subflow and
 //! an uncoupled controller is a regular single-path TCP flow.
 //!
-//! A packet lives in the FIFO of the link it is on (see [`Link`]) and moves
-//! by value from link to link; each link has at most one pending event, for
-//! its head packet's arrival, so a hop costs one event and the event queue
-//! holds about one entry per busy link, not one per packet. The FIFOs keep
-//! their capacity, so a run in steady state does not allocate per packet.
-//! Synthetic payloads carry no bytes.
+//! A packet stays in one slot from send to delivery; its handle lives in the
+//! FIFO of the link it is on (see [`Link`]) and moves from link to link.
+//! Each link has at most one pending event, for its head packet's arrival,
+//! so a hop costs one event and the event queue holds about one entry per
+//! busy link, not one per packet. Slots and FIFOs are reused, so a run in
+//! steady state does not allocate per packet. Synthetic payloads carry no
+//! bytes.
 
 use std::collections::VecDeque;
 
@@ -77,13 +78,23 @@ impl std::fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
-/// A packet in the network and where it is going.
-#[derive(Debug)]
+/// A packet in the network as links carry it: a handle to the packet,
+/// which stays in one place from send to delivery, and where it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SimPacket {
-    packet: Packet,
+    /// Its slot in `Sim::packets`.
+    slot: u32,
     /// The link it is on, as an index into `Sim::hops`; the links after it
     /// follow, up to [`END_OF_ROUTE`].
     at: u32,
+    /// Wire bytes.
+    bytes: u32,
+}
+
+/// A packet between its send and its delivery, and the endpoint it goes to.
+#[derive(Debug)]
+struct Parked {
+    packet: Packet,
     to: u32,
 }
 
@@ -149,6 +160,11 @@ pub struct Sim {
     now: Instant,
     events: EventQueue,
     links: Vec<Link<SimPacket>>,
+    /// Packets in the network, by slot; links move only their handles, so a
+    /// hop touches 32 bytes of FIFO rather than the 100-byte packet. Free
+    /// slots are reused last-freed first (warm in the cache).
+    packets: Vec<Option<Parked>>,
+    free_slots: Vec<u32>,
     /// Every route's links, one after the other, each route ended by
     /// [`END_OF_ROUTE`]: a packet's next hop is the next entry.
     hops: Vec<u32>,
@@ -180,6 +196,8 @@ impl Sim {
             now: Instant::ZERO,
             events: EventQueue::default(),
             links,
+            packets: Vec::new(),
+            free_slots: Vec::new(),
             hops: Vec::new(),
             endpoints: Vec::new(),
             state: flows
@@ -363,8 +381,11 @@ impl Sim {
             self.links[link].up = true;
             return;
         }
-        // Packets still queued are dropped (and their memory freed now).
-        self.links[link].go_down(self.now).for_each(drop);
+        // Packets still queued are dropped.
+        let dropped: Vec<SimPacket> = self.links[link].go_down(self.now).collect();
+        for p in dropped {
+            self.release(p);
+        }
     }
 
     /// The head packet of `link` reached its far end (the link's event is
@@ -383,18 +404,45 @@ impl Sim {
             self.offer(next, p);
             return;
         }
-        let to = p.to as usize;
+        let Parked { packet, to } = self.release(p);
+        let to = to as usize;
         // The simulator only carries packets a connection built.
-        let accepted = self.endpoints[to].conn.handle_datagram(self.now, p.packet);
+        let accepted = self.endpoints[to].conn.handle_datagram(self.now, packet);
         debug_assert!(accepted.is_ok(), "{accepted:?}");
         self.pump(to);
     }
 
     fn offer(&mut self, link: u32, p: SimPacket) {
-        let bytes = p.packet.wire_len();
-        if let Offer::Accepted { first: true, arrives } = self.links[link as usize].offer(self.now, p, bytes) {
-            self.events.push(arrives, Event::Arrive { link });
+        match self.links[link as usize].offer(self.now, p, p.bytes) {
+            Offer::Accepted { first: true, arrives } => self.events.push(arrives, Event::Arrive { link }),
+            Offer::Accepted { .. } => {}
+            Offer::Dropped(p) => {
+                self.release(p);
+            }
         }
+    }
+
+    /// Takes a packet out of the network (delivered or dropped).
+    fn release(&mut self, p: SimPacket) -> Parked {
+        self.free_slots.push(p.slot);
+        self.packets[p.slot as usize].take().expect("a packet in the network has a slot")
+    }
+
+    /// Puts a packet into the network on its route from `at`.
+    fn send(&mut self, packet: Packet, at: u32, to: u32) {
+        let bytes = packet.wire_len();
+        let parked = Some(Parked { packet, to });
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.packets[slot as usize] = parked;
+                slot
+            }
+            None => {
+                self.packets.push(parked);
+                (self.packets.len() - 1) as u32
+            }
+        };
+        self.offer(self.hops[at as usize], SimPacket { slot, at, bytes });
     }
 
     /// Runs an endpoint's application, sends what its connection allows and
@@ -406,7 +454,7 @@ impl Sim {
             let ep = &self.endpoints[e];
             let at = ep.routes[usize::from(packet.subflow)];
             let to = (e ^ 1) as u32;
-            self.offer(self.hops[at as usize], SimPacket { packet, at, to });
+            self.send(packet, at, to);
         }
         let ep = &mut self.endpoints[e];
         while ep.conn.poll_event().is_some() {}
