@@ -66,6 +66,9 @@ pub fn table(s: &Summary) -> String {
             ms(f.delay_p50_ms),
             ms(f.delay_p99_ms)
         );
+        if let Some(e) = &f.error {
+            let _ = writeln!(out, "  !! connection {e}");
+        }
         if f.corrupted_bytes > 0 {
             let _ = writeln!(out, "  !! {} corrupted bytes", f.corrupted_bytes);
         }

@@ -44,6 +44,9 @@ pub struct FlowSummary {
     pub bytes_delivered: u64,
     /// Received bytes that differed from those sent (flows with verify_payload).
     pub corrupted_bytes: u64,
+    /// Why the connection failed (every path down past `failure_timeout`),
+    /// or null.
+    pub error: Option<String>,
     /// Bytes queued for reinjection onto another subflow after timeouts.
     pub reinjected_bytes: u64,
     /// The sender's and the receiver's buffers at the end of the run
@@ -321,6 +324,7 @@ fn summarise(scenario: &Scenario, sim: &Sim, stats: &SampleStats, seed: u64) -> 
                 goodput_mbps: mbps(out.delivered, active),
                 bytes_delivered: out.delivered,
                 corrupted_bytes: out.corrupted_bytes,
+                error: out.failed.map(|(at, why)| format!("failed at {:.3} s: {why}", at.as_secs_f64())),
                 reinjected_bytes: sim.sender(f).stats().reinjected_bytes,
                 send_buffer_bytes: sim.sender(f).stats().send_buffer,
                 recv_buffer_bytes: sim.receiver(f).stats().recv_buffer,

@@ -120,6 +120,8 @@ struct RawFlow {
     initial_window: Option<u32>,
     mss: Option<u32>,
     opportunistic: Option<bool>,
+    nodelay: Option<bool>,
+    failure_timeout: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -565,6 +567,13 @@ fn build_flow(
         config.initial_window = cx.within(&key("initial_window"), n, 1..=1000, "1 to 1000 segments")?;
     }
     config.opportunistic_retransmission = f.opportunistic;
+    config.nodelay = f.nodelay.unwrap_or(false);
+    if let Some(t) = &f.failure_timeout {
+        config.failure_timeout = cx.field(&key("failure_timeout"), parse_duration(t))?;
+        if config.failure_timeout == Duration::ZERO {
+            return Err(cx.invalid(key("failure_timeout"), "must be longer than zero"));
+        }
+    }
     let start = match &f.start {
         Some(s) => Instant::ZERO + cx.field(&key("start"), parse_duration(s))?,
         None => Instant::ZERO,

@@ -20,6 +20,12 @@ fn mean_over_seeds(toml: &str, f: impl Fn(&Summary) -> f64) -> f64 {
 /// uncoupled subflows (Reno, CUBIC; BBR is checked against BBR in
 /// `mpbbr_takes_at_most_one_bbr_share`, since BBR v1 also overruns a single
 /// Reno flow), and at most one for delay-based wVegas.
+///
+/// The band is 12% of the expected share: the largest deviation measured
+/// over these 16 cases is 9.6% (OLIA against five flows), and 12% still
+/// separates one TCP share from SEMICOUPLED's sqrt(2) (17% apart against
+/// one flow, 32% against five), so LIA with its coupling turned off
+/// (alpha = 1, which is SEMICOUPLED) fails.
 #[test]
 fn do_no_harm_at_a_shared_bottleneck() {
     let expected_tcp_shares = [
@@ -65,8 +71,8 @@ fn do_no_harm_at_a_shared_bottleneck() {
                 assert!(share <= 1.25 * expected, "wvegas vs {competitors}: share {share:.3} above {expected:.3}");
             } else {
                 assert!(
-                    (share - expected).abs() <= 0.25 * expected,
-                    "{cc} vs {competitors}: share {share:.3} is not within 25% of {expected:.3}"
+                    (share - expected).abs() <= 0.12 * expected,
+                    "{cc} vs {competitors}: share {share:.3} is not within 12% of {expected:.3}"
                 );
             }
         }
@@ -213,9 +219,10 @@ fn bbr_keeps_queues_short_and_survives_random_loss() {
 /// Mbit/s, 10 ms, 1% loss) and a slow clean one with a deep buffer (4
 /// Mbit/s, 150 ms). LIA's equilibrium gives exactly the best single-path
 /// TCP's rate in the fluid model (x_wifi + x_3g = sqrt(2/p) / rtt_wifi); the
-/// packet-level run lands within a few percent of it, so the check is 90%
-/// (BALIA behaves alike; OLIA's alpha gives the Wi-Fi path extra window and
-/// exceeds the best path).
+/// packet-level run lands within a few percent of it (measured 94.5%), so
+/// the check is 90% to 110% (BALIA behaves alike, 95.8%). OLIA's alpha
+/// gives the Wi-Fi path extra window and exceeds the best path by a third
+/// (134%): the check is above 120%.
 /// COUPLED shows the paper's RTT-mismatch failure: it moves nearly all
 /// traffic to the low-loss 3G path and falls far below Wi-Fi alone.
 #[test]
@@ -251,8 +258,11 @@ fn improve_throughput_over_wifi_and_3g() {
     let (olia, balia) = (goodput("olia", r#"["wifi", "3g"]"#), goodput("balia", r#"["wifi", "3g"]"#));
     for (cc, g) in [("lia", lia), ("olia", olia), ("balia", balia)] {
         println!("{cc} reaches {:.1}% of the best single path", 100.0 * g / best);
-        assert!(g >= 0.9 * best, "{cc} {g:.2} vs best single path {best:.2}");
     }
+    for (cc, g) in [("lia", lia), ("balia", balia)] {
+        assert!((0.9 * best..=1.1 * best).contains(&g), "{cc} {g:.2} vs best single path {best:.2}");
+    }
+    assert!(olia > 1.2 * best, "OLIA {olia:.2} vs best single path {best:.2}");
     assert!(coupled < 0.6 * best, "COUPLED {coupled:.2} should be trapped on 3G");
 }
 

@@ -8,6 +8,7 @@
 //! `BRAID_BLESS=1 cargo test -p braid-lab --test golden` and say in the
 //! commit message why the figures moved.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use braid_lab::{load, run, RunOptions};
@@ -45,11 +46,17 @@ fn summaries_match_the_golden_files() {
             let (mut now, mut golden) = (Vec::new(), Vec::new());
             flatten("", &serde_json::from_str(&json).unwrap(), &mut now);
             flatten("", &serde_json::from_str(&want).unwrap(), &mut golden);
+            let (now, golden): (BTreeMap<_, _>, BTreeMap<_, _>) =
+                (now.into_iter().collect(), golden.into_iter().collect());
+            let absent = String::from("(absent)");
             let changed: Vec<String> = now
-                .iter()
-                .zip(&golden)
-                .filter(|(a, b)| a != b)
-                .map(|((k, a), (_, b))| format!("  {k}: {b} -> {a}"))
+                .keys()
+                .chain(golden.keys())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .map(|k| (k, now.get(k).unwrap_or(&absent), golden.get(k).unwrap_or(&absent)))
+                .filter(|(_, a, b)| a != b)
+                .map(|(k, a, b)| format!("  {k}: {b} -> {a}"))
                 .collect();
             println!("{}: {} fields differ\n{}", scenario.display(), changed.len(), changed.join("\n"));
             differ.push(scenario.display().to_string());

@@ -4,7 +4,7 @@
 mod common;
 
 use braid_proto::sched;
-use common::{hybrid, simulate};
+use common::{hybrid, simulate, simulate_seed};
 
 /// Homogeneous paths (100 Mbit/s, 5 ms each) with uncoupled Reno: every
 /// scheduler but `redundant` (which sends each segment twice by design)
@@ -20,18 +20,28 @@ fn homogeneous_paths_aggregate_under_every_scheduler() {
     }
 }
 
-/// Seed 004 Fig. 6's strong heterogeneity with BBR: BLEST sees that the
-/// slow subflow would block the send window and leaves it (almost) idle,
-/// where minRTT uses it.
+/// Seed 004 Fig. 6's strong heterogeneity with BBR: BLEST holds segments
+/// for the fast subflow when the slow one would block the send window, so
+/// it sends far less on the slow path than minRTT.
+///
+/// BLEST's estimate sits close to the window here: the fast subflow could
+/// send `X = MSS (CWND_f + (rtts - 1) / 2) rtts`, with `rtts` = 20 ms over
+/// about 0.25 ms, some 5 to 9 MB while one segment crosses the slow path,
+/// against a 6 MiB send window. When queueing lifts the fast path's RTT
+/// from 0.23 to 0.35 ms, X drops below the window and BLEST starts using the
+/// slow path; in seed 1 that never happens (0.2% on the slow path), in
+/// seeds 2 and 3 it does after 10 s (24%). The test takes the mean over
+/// the three seeds: BLEST under 60% of minRTT's slow-path share (measured
+/// 17.8% vs 33.2%).
 #[test]
-fn blest_leaves_a_blocking_slow_path_idle() {
+fn blest_leaves_a_blocking_slow_path_mostly_idle() {
     let slow_share = |name: &str| {
         let r = strong_heterogeneity("bbr", name, "1bdp", "");
         r.slow / r.goodput
     };
     let (blest, minrtt) = (slow_share("blest"), slow_share("minrtt"));
-    assert!(blest < 0.05, "BLEST sends {:.1}% on the slow path", blest * 100.0);
-    assert!(minrtt > 0.2, "minRTT sends {:.1}% on the slow path", minrtt * 100.0);
+    println!("slow-path share: BLEST {:.1}%, minRTT {:.1}%", blest * 100.0, minrtt * 100.0);
+    assert!(blest < 0.6 * minrtt, "BLEST sends {:.1}% on the slow path, minRTT {:.1}%", blest * 100.0, minrtt * 100.0);
 }
 
 /// Every byte arrives once and in order under every scheduler, over a lossy
@@ -227,23 +237,36 @@ struct Outcome {
 
 /// Seed 004 Fig. 6's paths (100 Mbit/s, 0 ms, 0% and 50 Mbit/s, 20 ms,
 /// 0.5%) for scheduler `sched` under `cc`, with the fast link's queue
-/// `fast_queue` and extra flow keys `keys` (", key = value, ...").
+/// `fast_queue` and extra flow keys `keys` (", key = value, ..."), summed
+/// (retransmissions) or averaged (the rest) over seeds 1 to 3: one run's
+/// retransmission count moves by 10-20% from seed to seed, more than what
+/// separates some schedulers.
 fn strong_heterogeneity(cc: &str, sched: &str, fast_queue: &str, keys: &str) -> Outcome {
-    let s = simulate(&hybrid(
+    let scenario = hybrid(
         "30s",
         &[
             &format!(r#"rate = "100Mbit", rtt = "0ms", queue = "{fast_queue}""#),
             r#"rate = "50Mbit", rtt = "20ms", loss = "0.5%""#,
         ],
         &format!(r#"cc = "{cc}", scheduler = "{sched}"{keys}"#),
-    ));
-    let f = &s.flows[0];
-    let retx = f.subflows.iter().map(|s| s.retransmissions).sum();
-    println!(
-        "{cc:<6} {sched:<9} {:6.1} Mbit/s, {:5.1} on the slow path, {retx:5} retransmissions, out-of-order mean {:7.0} B",
-        f.goodput_mbps, f.subflows[1].goodput_mbps, f.ooo_bytes_mean
     );
-    Outcome { goodput: f.goodput_mbps, slow: f.subflows[1].goodput_mbps, retx, ooo: f.ooo_bytes_mean }
+    let seeds = 1..=3u64;
+    let mut o = Outcome { goodput: 0.0, slow: 0.0, retx: 0, ooo: 0.0 };
+    for seed in seeds.clone() {
+        let s = simulate_seed(&scenario, seed);
+        let f = &s.flows[0];
+        o.retx += f.subflows.iter().map(|s| s.retransmissions).sum::<u64>();
+        o.goodput += f.goodput_mbps;
+        o.slow += f.subflows[1].goodput_mbps;
+        o.ooo += f.ooo_bytes_mean;
+    }
+    let n = seeds.count() as f64;
+    (o.goodput, o.slow, o.ooo) = (o.goodput / n, o.slow / n, o.ooo / n);
+    println!(
+        "{cc:<6} {sched:<9} {:6.1} Mbit/s, {:5.1} on the slow path, {:5} retransmissions (3 runs), out-of-order mean {:7.0} B",
+        o.goodput, o.slow, o.retx, o.ooo
+    );
+    o
 }
 
 /// Seed 004 Fig. 6: "RR experiences the highest number of retransmissions
@@ -286,4 +309,68 @@ fn rr_retransmits_and_reorders_most() {
     rr_ranks_last("cubic", "1bdp", r#", app_rate = "60Mbit""#);
     let unblocked = |sched| strong_heterogeneity("cubic", sched, "1bdp", "");
     assert_eq!(unblocked("rr"), unblocked("minrtt"), "bulk, window never full: RR is ACK-clocked");
+}
+
+/// LLHD scores a subflow `GP / 9999 + beta * 9999999 / RTT_us`: with the
+/// paper's beta = 0.001 the RTT term dominates unless RTTs are nearly
+/// equal, and then goodput decides. Two 400 ms paths (0.5 ms apart), an
+/// application-limited 20 Mbit/s flow: the first subflow to join carries
+/// data first and has the higher delivery rate, so LLHD stays on it (95%),
+/// where minRTT moves to the path 0.5 ms shorter (it carries 10% on the
+/// first). With the published code's beta = 10, LLHD is minRTT.
+#[test]
+fn llhd_follows_goodput_when_rtts_are_close() {
+    let first_share = |sched: &str, settings: &str| {
+        let s = simulate(&hybrid(
+            "30s",
+            &[r#"name = "a", rate = "100Mbit", rtt = "400ms""#, r#"name = "b", rate = "30Mbit", rtt = "399.5ms""#],
+            &format!(r#"cc = "reno", scheduler = "{sched}", app_rate = "20Mbit"{settings}"#),
+        ));
+        let f = &s.flows[0];
+        let share = f.subflows[0].goodput_mbps / f.goodput_mbps;
+        println!("{sched:<6}{settings}: {:.1}% on the first path", share * 100.0);
+        share
+    };
+    let (llhd, minrtt) = (first_share("llhd", ""), first_share("minrtt", ""));
+    assert!(llhd > 0.9, "LLHD keeps {:.1}% on the higher-goodput path", llhd * 100.0);
+    assert!(minrtt < 0.2, "minRTT keeps {:.1}% on the longer path", minrtt * 100.0);
+    assert_eq!(first_share("llhd", ", scheduler_settings = { beta = 10.0 }"), minrtt);
+}
+
+/// The faster of two 20 Mbit/s paths goes down from 1 s to 11 s in a 40 MB
+/// transfer with a 256 KiB receive window. Every scheduler stops using it
+/// once its retransmission timer marks it potentially failed, moves its data
+/// to the other path, and takes it back when it returns: 5 MB in the first
+/// second, 25 MB on one path to 11 s, the last 10 MB on both, less the
+/// backed-off probe that finds the path back (measured 14.9 to 15.2 s;
+/// redundant 16.6 s, as every segment also goes on the slower path).
+///
+/// A scheduler that ignores the potentially-failed mark puts a new segment
+/// on the dead path after each probe; the small window fills behind it
+/// until the connection-level timer re-sends it elsewhere (measured 15.6
+/// to 15.7 s). The limit, 15.4 s, sits between the two; the runs have no
+/// random loss, so the times do not move from seed to seed.
+#[test]
+fn every_scheduler_routes_around_a_failed_path() {
+    for &(name, _) in sched::ALGORITHMS {
+        let s = simulate(&hybrid(
+            "60s",
+            &[
+                r#"name = "a", rate = "20Mbit", rtt = "10ms", down = [{ from = "1s", to = "11s" }]"#,
+                r#"name = "b", rate = "20Mbit", rtt = "40ms""#,
+            ],
+            &format!(
+                r#"cc = "reno", scheduler = "{name}", size = "40MB", verify_payload = true, recv_buffer = "256KiB""#
+            ),
+        ));
+        let f = &s.flows[0];
+        let done = f.completion_time_s.unwrap_or_else(|| panic!("{name} did not finish"));
+        println!(
+            "{name:<9} 40 MB in {done:.2} s, {} B on a, {} B on b",
+            f.subflows[0].bytes_delivered, f.subflows[1].bytes_delivered
+        );
+        assert_eq!((f.bytes_delivered, f.corrupted_bytes), (40_000_000, 0), "{name}");
+        let limit = if name == "redundant" { 17.0 } else { 15.4 };
+        assert!(done < limit, "{name}: {done:.2} s");
+    }
 }

@@ -38,6 +38,13 @@ pub struct Config {
     /// et al., NSDI 2012). `None` does what the scheduler's Linux module
     /// does ([`crate::sched::Scheduler::opportunistic_by_default`]).
     pub opportunistic_retransmission: Option<bool>,
+    /// Send segments shorter than the MSS at once (TCP_NODELAY); by default
+    /// Nagle's algorithm holds one back while an earlier short one is
+    /// unacknowledged, as Linux does.
+    pub nodelay: bool,
+    /// With data waiting and no usable subflow for this long, the
+    /// connection fails (see `Connection::error`).
+    pub failure_timeout: Duration,
 }
 
 impl Default for Config {
@@ -57,6 +64,8 @@ impl Default for Config {
             recv_buffer: 6 * 1024 * 1024,
             recv_autotune: false,
             opportunistic_retransmission: None,
+            nodelay: false,
+            failure_timeout: Duration::from_secs(60),
         }
     }
 }

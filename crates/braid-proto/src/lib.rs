@@ -20,8 +20,8 @@ mod subflow;
 pub mod time;
 
 pub use config::Config;
-pub use connection::{Connection, ConnectionStats, Event, SubflowStats};
-pub use packet::{AckFrame, DataFrame, Frame, Packet, PacketError};
+pub use connection::{Connection, ConnectionError, ConnectionStats, Event, SubflowStats, TooManySubflows};
+pub use packet::{AckFrame, DataFrame, Frame, Packet, PacketError, SubflowId};
 pub use rtt::RttEstimator;
 pub use subflow::{RateSample, SubflowCounters};
 pub use time::{Duration, Instant};

@@ -24,7 +24,7 @@ pub const MAX_SEGMENT: u32 = 65_535;
 pub enum PacketError {
     /// A packet or sequence number at or beyond 2^62.
     SequenceOutOfRange,
-    /// `len` exceeds the largest segment, or the payload is longer than `len`.
+    /// `len` exceeds the largest segment, or a payload is not `len` bytes long.
     BadLength,
     /// A SACK block that is empty or reversed.
     BadSackBlock,
@@ -42,10 +42,31 @@ impl std::fmt::Display for PacketError {
 
 impl std::error::Error for PacketError {}
 
+/// Names a subflow on the wire and in the API: its position in both
+/// endpoints' subflow lists (both open subflows in the same order). One
+/// byte on the wire, so a connection has at most [`SubflowId::LIMIT`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SubflowId(pub u8);
+
+impl SubflowId {
+    /// Most subflows one connection can have.
+    pub const LIMIT: usize = 256;
+
+    /// The id of the subflow at `index`, if one can have it.
+    pub fn from_index(index: usize) -> Option<Self> {
+        u8::try_from(index).ok().map(SubflowId)
+    }
+
+    /// Position in the subflow list.
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Packet {
-    /// Index of the subflow this packet travels on.
-    pub subflow: u8,
+    /// The subflow this packet travels on.
+    pub subflow: SubflowId,
     pub frame: Frame,
 }
 
@@ -103,7 +124,8 @@ impl Packet {
                 in_range(d.pn)?;
                 in_range(d.pn_floor)?;
                 in_range(d.dsn.saturating_add(u64::from(d.len)))?;
-                if d.len > MAX_SEGMENT || d.payload.len() > d.len as usize {
+                // A payload is all `len` bytes, or absent (synthetic data).
+                if d.len > MAX_SEGMENT || !(d.payload.is_empty() || d.payload.len() == d.len as usize) {
                     return Err(PacketError::BadLength);
                 }
                 Ok(())

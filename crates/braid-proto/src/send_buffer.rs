@@ -7,7 +7,13 @@
 
 use std::collections::VecDeque;
 
-use crate::recv_buffer::Chunk;
+/// A run of stream bytes: real bytes, or a run of zeros that was written as
+/// synthetic data and is never materialised.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Chunk {
+    Bytes(Vec<u8>),
+    Zeros(u64),
+}
 
 #[derive(Debug)]
 pub struct SendBuffer {
@@ -64,6 +70,7 @@ impl SendBuffer {
         }
         self.bytes.extend(&data[..n]);
         self.end += n as u64;
+        self.debug_check();
         n
     }
 
@@ -87,8 +94,22 @@ impl SendBuffer {
         })
     }
 
+    /// Debug builds check that the buffered bytes line up with the DSNs:
+    /// `[una, end)` exactly, and that `una <= nxt <= end`.
+    fn debug_check(&self) {
+        debug_assert!(self.una <= self.nxt && self.nxt <= self.end, "{} <= {} <= {}", self.una, self.nxt, self.end);
+        debug_assert!(
+            self.bytes.is_empty() || self.bytes.len() as u64 == self.end - self.una,
+            "{} bytes buffered for DSNs [{}, {})",
+            self.bytes.len(),
+            self.una,
+            self.end
+        );
+    }
+
     /// The payload of `[dsn, dsn+len)`, which must not be acknowledged yet.
     pub fn payload(&self, dsn: u64, len: u32) -> Chunk {
+        debug_assert!(dsn >= self.una && dsn + u64::from(len) <= self.nxt, "payload of [{dsn}, +{len}) not in flight");
         if self.bytes.is_empty() {
             return Chunk::Zeros(u64::from(len));
         }
@@ -107,6 +128,7 @@ impl SendBuffer {
             self.bytes.drain(..n as usize);
         }
         self.una = data_ack;
+        self.debug_check();
         n
     }
 
@@ -145,8 +167,10 @@ mod tests {
     fn synthetic_then_real_bytes_line_up() {
         let mut b = SendBuffer::new(100);
         assert_eq!(b.write_zeros(4), 4);
+        assert_eq!(b.take_new(4), Some((0, 4)));
         assert_eq!(b.payload(0, 4), Chunk::Zeros(4));
         b.write(b"ab");
+        assert_eq!(b.take_new(10), Some((4, 2)));
         assert_eq!(b.payload(3, 3), Chunk::Bytes(vec![0, b'a', b'b']));
     }
 }

@@ -83,14 +83,27 @@ pub struct AckOutcome {
     pub prior_delivered: Option<u64>,
 }
 
+/// Where a subflow is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// Opened; the peer has not answered on it yet (its join is due or out).
+    Joining,
+    /// Its join timed out: the path may be down. Still tried.
+    JoinTimedOut,
+    /// The peer answered: it may carry data (and has an RTT sample, as a
+    /// kernel subflow has from its SYN exchange).
+    Established,
+    /// A retransmission timeout since the last acknowledgement: suspected
+    /// dead. It keeps being probed and is used again once acknowledged.
+    PotentiallyFailed,
+    /// Closed: its data went elsewhere and it is never used again.
+    Closed,
+}
+
 #[derive(Debug)]
 pub struct Subflow {
     pub backup: bool,
-    pub active: bool,
-    /// The peer has answered on this subflow: its join handshake is done and
-    /// it may carry data (and has an RTT sample, as a kernel subflow has
-    /// from its SYN exchange).
-    pub established: bool,
+    pub state: Lifecycle,
     pub mss: u32,
     next_pn: u64,
     /// Packet number of `sent[0]`.
@@ -107,8 +120,6 @@ pub struct Subflow {
     pub rtt: RttEstimator,
     rto_deadline: Option<Instant>,
     rto_backoff: u32,
-    /// Set by a retransmission timeout, cleared by any acknowledgement.
-    pub potentially_failed: bool,
     /// A zero-length probe should go out (a failed path with nothing to resend).
     pub probe_pending: bool,
     /// Earliest time the pacer lets the next packet out (when the
@@ -136,8 +147,7 @@ impl Subflow {
     pub fn new(mss: u32, backup: bool) -> Self {
         Subflow {
             backup,
-            active: true,
-            established: false,
+            state: Lifecycle::Joining,
             mss,
             next_pn: 0,
             base_pn: 0,
@@ -150,7 +160,6 @@ impl Subflow {
             rtt: RttEstimator::new(),
             rto_deadline: None,
             rto_backoff: 0,
-            potentially_failed: false,
             probe_pending: false,
             next_send_time: Instant::ZERO,
             carried_to: 0,
@@ -273,7 +282,9 @@ impl Subflow {
         }
         if out.packets_acked > 0 {
             self.rto_backoff = 0;
-            self.potentially_failed = false;
+            if self.state == Lifecycle::PotentiallyFailed {
+                self.state = Lifecycle::Established;
+            }
             self.probe_pending = false;
             // RFC 6298 (5.2, 5.3): stop or restart the timer.
             self.rto_deadline = (self.bytes_in_flight > 0).then(|| now + rto(self));
@@ -373,14 +384,36 @@ impl Subflow {
         self.base_pn
     }
 
-    /// Can carry data: open, joined, and not suspected dead.
+    /// Can carry data: joined and not suspected dead.
     pub fn usable(&self) -> bool {
-        self.active && self.established && !self.potentially_failed
+        self.state == Lifecycle::Established
+    }
+
+    /// Not closed.
+    pub fn is_open(&self) -> bool {
+        self.state != Lifecycle::Closed
+    }
+
+    /// The peer has answered (it may be suspected dead since).
+    pub fn is_established(&self) -> bool {
+        matches!(self.state, Lifecycle::Established | Lifecycle::PotentiallyFailed)
+    }
+
+    /// Its join or its data timed out since the last acknowledgement.
+    pub fn potentially_failed(&self) -> bool {
+        matches!(self.state, Lifecycle::JoinTimedOut | Lifecycle::PotentiallyFailed)
+    }
+
+    /// The peer answered on this subflow: its join is done.
+    pub fn on_established(&mut self) {
+        if matches!(self.state, Lifecycle::Joining | Lifecycle::JoinTimedOut) {
+            self.state = Lifecycle::Established;
+        }
     }
 
     /// The retransmission timer fired: everything in flight is lost and
     /// queued for retransmission here. Returns whether the path is now
-    /// suspect (`potentially_failed`): not when only a zero-length probe
+    /// suspect: not when only a zero-length probe
     /// was out on a working subflow (a zero-window probe), whose loss says
     /// nothing about the path.
     pub fn on_rto(&mut self, now: Instant, rto: impl Fn(&Self) -> Duration) -> bool {
@@ -397,7 +430,13 @@ impl Subflow {
         self.loss_scan_pn = self.next_pn;
         self.pop_resolved();
         self.recovery_end = Some(self.next_pn);
-        self.potentially_failed |= !lone_probe;
+        if !lone_probe {
+            self.state = match self.state {
+                Lifecycle::Joining => Lifecycle::JoinTimedOut,
+                Lifecycle::Established => Lifecycle::PotentiallyFailed,
+                other => other,
+            };
+        }
         self.rto_backoff += 1;
         // Keep the timer running so a failed path keeps being probed.
         self.rto_deadline = Some(now + rto(self));
@@ -410,9 +449,10 @@ impl Subflow {
         self.rto_backoff == 0
     }
 
-    /// The subflow is closed: everything unacknowledged is lost to it.
+    /// Closes the subflow: everything unacknowledged is lost to it.
     /// Returns the ranges to send elsewhere.
-    pub fn abandon(&mut self) -> Vec<(u64, u32)> {
+    pub fn close(&mut self) -> Vec<(u64, u32)> {
+        self.state = Lifecycle::Closed;
         let mut ranges: Vec<(u64, u32)> = self.retransmit.drain(..).collect();
         for p in self.sent.iter_mut().filter(|p| p.state == State::InFlight) {
             p.state = State::Lost;
@@ -503,11 +543,11 @@ mod tests {
         assert_eq!(s.retransmit.iter().copied().collect::<Vec<_>>(), vec![(0, 1000), (1000, 1000)]);
         assert!(!s.first_timeout());
         assert_eq!(s.bytes_in_flight(), 0);
-        assert!(s.potentially_failed);
+        assert!(s.potentially_failed());
         // Backed off once: 2 x the initial 1 s.
         assert_eq!(s.rto_deadline(), Some(ms(3000)));
         s.on_sent(ms(1000), 0, 1000, RTO);
-        assert_eq!(s.abandon(), vec![(0, 1000), (1000, 1000), (0, 1000)]);
+        assert_eq!(s.close(), vec![(0, 1000), (1000, 1000), (0, 1000)]);
         assert_eq!(s.bytes_in_flight(), 0);
     }
 }

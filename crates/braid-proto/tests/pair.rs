@@ -12,8 +12,8 @@ fn pair(paths: usize, config: Config) -> (Connection, Connection) {
     let make = || Connection::new(config.clone(), cc::by_name("lia").unwrap(), sched::by_name("minrtt").unwrap());
     let (mut a, mut b) = (make(), make());
     for _ in 0..paths {
-        a.add_subflow(false);
-        b.add_subflow(false);
+        a.add_subflow(false).unwrap();
+        b.add_subflow(false).unwrap();
     }
     (a, b)
 }
@@ -35,7 +35,7 @@ fn transfer(data: &[u8], delays_ms: &[u64], loss: &[f64], seed: u64) -> (Vec<u8>
         }
         for (to_b, conn) in [(true, &mut a), (false, &mut b)] {
             while let Some(p) = conn.poll_transmit(now) {
-                let path = usize::from(p.subflow);
+                let path = p.subflow.index();
                 // Data is lost on the forward direction only.
                 if to_b && rng.chance(loss[path]) {
                     continue;
@@ -120,7 +120,7 @@ fn hostile_packets_do_not_panic() {
             })
         };
         a.write(&[1, 2, 3]);
-        let packet = Packet { subflow, frame };
+        let packet = Packet { subflow: braid_proto::SubflowId(subflow), frame };
         let verdict = packet.check();
         assert_eq!(a.handle_datagram(now, packet), verdict);
         while a.poll_transmit(now).is_some() {}

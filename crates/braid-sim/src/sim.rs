@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use braid_proto::{cc, sched, Config, Connection, Instant, Packet};
+use braid_proto::{cc, sched, Config, Connection, ConnectionError, Event as ConnEvent, Instant, Packet};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -71,7 +71,7 @@ impl std::fmt::Display for BuildError {
                 write!(f, "flow `{flow}` uses path {path}, which the topology lacks")
             }
             BuildError::NoSubflows(n) => write!(f, "flow `{n}` has no subflows"),
-            BuildError::TooManySubflows(n) => write!(f, "flow `{n}` has more than 255 subflows"),
+            BuildError::TooManySubflows(n) => write!(f, "flow `{n}` has more than 256 subflows"),
         }
     }
 }
@@ -151,6 +151,8 @@ pub struct FlowOutcome {
     pub completed_at: Option<Instant>,
     /// Bytes that arrived different from what was sent (verified flows).
     pub corrupted_bytes: u64,
+    /// The sending connection gave up, and when.
+    pub failed: Option<(Instant, ConnectionError)>,
     /// Delay from the sender's write to the receiver's in-order read.
     pub delay: DelayHistogram,
 }
@@ -213,6 +215,7 @@ impl Sim {
                         delivered: 0,
                         completed_at: None,
                         corrupted_bytes: 0,
+                        failed: None,
                         delay: DelayHistogram::default(),
                     },
                     write_log: VecDeque::new(),
@@ -243,9 +246,6 @@ impl Sim {
         if spec.subflows.is_empty() {
             return Err(BuildError::NoSubflows(spec.name.clone()));
         }
-        if spec.subflows.len() > usize::from(u8::MAX) {
-            return Err(BuildError::TooManySubflows(spec.name.clone()));
-        }
         let make = || -> Result<Connection, BuildError> {
             let c = cc::by_name(&spec.cc).ok_or_else(|| BuildError::UnknownController(spec.cc.clone()))?;
             let s = sched::build(&spec.scheduler, &spec.sched_settings)
@@ -257,8 +257,9 @@ impl Sim {
         for &(path, backup) in &spec.subflows {
             let p = self.topology.paths.get(path).ok_or(BuildError::UnknownPath { flow: spec.name.clone(), path })?;
             let (forward, reverse) = (p.forward.clone(), p.reverse.clone());
-            tx.add_subflow(backup);
-            rx.add_subflow(backup);
+            let too_many = |_| BuildError::TooManySubflows(spec.name.clone());
+            tx.add_subflow(backup).map_err(too_many)?;
+            rx.add_subflow(backup).map_err(too_many)?;
             fwd.push(self.add_route(&forward));
             rev.push(self.add_route(&reverse));
         }
@@ -315,7 +316,8 @@ impl Sim {
         &self.endpoints[2 * flow + 1].conn
     }
 
-    /// True once every flow has a size and has delivered all of it.
+    /// True once every flow has a size and has delivered all of it (or
+    /// failed).
     pub fn all_sized_flows_done(&self) -> bool {
         self.unfinished == 0
     }
@@ -452,12 +454,22 @@ impl Sim {
         while let Some(packet) = self.endpoints[e].conn.poll_transmit(self.now) {
             self.packets_sent += 1;
             let ep = &self.endpoints[e];
-            let at = ep.routes[usize::from(packet.subflow)];
+            let at = ep.routes[packet.subflow.index()];
             let to = (e ^ 1) as u32;
             self.send(packet, at, to);
         }
         let ep = &mut self.endpoints[e];
-        while ep.conn.poll_event().is_some() {}
+        while let Some(event) = ep.conn.poll_event() {
+            if let ConnEvent::Failed(why) = event {
+                let st = &mut self.state[ep.flow as usize];
+                if st.outcome.failed.is_none() {
+                    st.outcome.failed = Some((self.now, why));
+                    if st.size.is_some() && st.outcome.completed_at.is_none() {
+                        self.unfinished -= 1;
+                    }
+                }
+            }
+        }
         if let Some(t) = ep.conn.poll_timeout() {
             let t = t.max(self.now);
             if ep.timer_at.is_none_or(|cur| t < cur) {
@@ -521,7 +533,9 @@ impl Sim {
         out.delivered += n;
         if st.size.is_some_and(|s| out.delivered >= s) && out.completed_at.is_none() {
             out.completed_at = Some(self.now);
-            self.unfinished -= 1;
+            if out.failed.is_none() {
+                self.unfinished -= 1;
+            }
         }
     }
 

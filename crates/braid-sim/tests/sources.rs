@@ -13,6 +13,8 @@ fn constant_rate_source_sends_its_rate_and_stops_at_its_size() {
     let t = || hybrid_access(&[link("L1", 100, 20, 0.0)], 1_000 * MBIT);
     let mut cbr = flow("cbr", "reno", &[0]);
     cbr.source = Source::ConstantRate { bits_per_sec: 5 * MBIT, message: 1000 };
+    // A real-time sender turns Nagle's algorithm off (TCP_NODELAY).
+    cbr.config.nodelay = true;
     let sim = run(t(), vec![cbr.clone()], 1, 10);
     let (o, mbit) = (sim.outcome(0), goodput_mbit(&sim, 0));
     let delay = o.delay.mean_ms().unwrap();
@@ -32,6 +34,33 @@ fn constant_rate_source_sends_its_rate_and_stops_at_its_size() {
     // arrives 10 ms (one way) plus its serialisation later.
     assert_eq!((o.written, o.delivered), (100_000, 100_000));
     assert!((0.168..0.170).contains(&done), "{done:.4} s");
+}
+
+/// Nagle's algorithm: 1000-byte messages every 1.6 ms over a 20 ms RTT go
+/// out as one short segment per round trip and full segments otherwise,
+/// each waiting at most until a segment fills; with TCP_NODELAY each
+/// message is a packet of its own, sent at once.
+#[test]
+fn nagle_coalesces_short_messages_unless_nodelay() {
+    let t = || hybrid_access(&[link("L1", 100, 20, 0.0)], 1_000 * MBIT);
+    let packets = |nodelay: bool| {
+        let mut f = flow("cbr", "reno", &[0]);
+        f.source = Source::ConstantRate { bits_per_sec: 5 * MBIT, message: 1000 };
+        f.config.nodelay = nodelay;
+        let sim = run(t(), vec![f], 1, 10);
+        let sent = sim.sender(0).subflow_stats(0).unwrap().counters.packets_sent;
+        (sent, sim.outcome(0).delay.mean_ms().unwrap(), goodput_mbit(&sim, 0))
+    };
+    let (nagle, nagle_delay, nagle_mbit) = packets(false);
+    let (nodelay, nodelay_delay, _) = packets(true);
+    println!("packets: Nagle {nagle} ({nagle_delay:.2} ms), nodelay {nodelay} ({nodelay_delay:.2} ms)");
+    // 6250 messages, 6.25 MB: about 4317 full segments plus about one
+    // short segment per 20 ms round trip (500).
+    assert!((6240..=6260).contains(&nodelay), "{nodelay} packets");
+    assert!((4300..=5000).contains(&nagle), "{nagle} packets");
+    assert!((nagle_mbit - 5.0).abs() < 0.05, "{nagle_mbit:.3} Mbit/s");
+    // A message waits for the next one to fill its segment: under 1.6 ms more on average.
+    assert!(nagle_delay > nodelay_delay && nagle_delay < nodelay_delay + 1.6, "{nagle_delay:.2} ms");
 }
 
 /// One-byte messages at 1 Gbit/s are 125 million writes a second; the

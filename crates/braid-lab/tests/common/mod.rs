@@ -25,3 +25,8 @@ pub fn hybrid(duration: &str, links: &[&str], flow: &str) -> String {
         links.join(", ")
     )
 }
+
+/// The message of a caught panic.
+pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+}

@@ -103,7 +103,8 @@ pub trait Controller: std::fmt::Debug + Send {
     fn window(&self, path: usize) -> u64;
     /// Slow-start threshold of `path` in bytes (`u64::MAX` when unset), for reports.
     fn ssthresh(&self, path: usize) -> u64;
-    /// Pacing rate for `path` in bytes per second, if the algorithm paces.
+    /// Pacing rate for `path` in payload bytes per second (headers are not
+    /// charged), if the algorithm paces.
     fn pacing_rate(&self, _path: usize) -> Option<u64> {
         None
     }

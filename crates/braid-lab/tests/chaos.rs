@@ -1,0 +1,392 @@
+//! Randomised integrity test: random scenarios, every byte checked.
+//!
+//! Each case is a scenario generated from its case number: 1 to 4 paths
+//! (hybrid access) or a shared bottleneck (dumbbell) with a competing flow,
+//! rates from 100 kbit/s to 1 Gbit/s, RTTs from 0.1 to 400 ms, random and
+//! bursty loss (Bernoulli, short outages), outages up to every path down and
+//! back, queues and buffers from tiny to large, fixed and autotuned buffers,
+//! every controller x scheduler, opportunistic retransmission on and off,
+//! sized bulk transfers and constant-rate sources, short failure timeouts,
+//! all with payload verification. Every flow must deliver its bytes exactly
+//! once, unchanged and in order, or, with every path down past its failure
+//! timeout, report the failure (see [`check`]). Multipath reordering comes
+//! from the paths' unequal delays.
+//!
+//! `cargo test -p braid-lab --test chaos` runs a few hundred cases.
+//! `BRAID_CHAOS_CASES=100000` runs more (on every core), and
+//! `BRAID_CHAOS_FIRST=N` starts at case N. A failing case is printed as a
+//! ready-to-run scenario file for `braid run`; `BRAID_CHAOS_PRINT=1` prints
+//! every case's.
+
+mod common;
+
+use braid_lab::{parse, run, RunOptions};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const CONTROLLERS: &[&str] =
+    &["reno", "ewtcp", "coupled", "semicoupled", "lia", "olia", "balia", "wvegas", "cubic", "bbr", "mpbbr"];
+const SCHEDULERS: &[&str] = &["minrtt", "blest", "ecf", "rr", "llhd", "redundant"];
+
+/// Log-uniform draw in `[lo, hi]`.
+fn log_uniform(rng: &mut ChaCha8Rng, lo: f64, hi: f64) -> f64 {
+    (rng.gen_range(lo.ln()..=hi.ln())).exp()
+}
+
+struct Link {
+    name: String,
+    rate_bps: f64,
+    rtt_s: f64,
+    /// Longest a packet can wait in the queue.
+    queue_s: f64,
+    toml: String,
+}
+
+fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)]) -> Link {
+    let rate_bps = log_uniform(rng, 1e5, 1e9);
+    let rtt_ms = log_uniform(rng, 0.1, 400.0);
+    let mut t = format!("name = \"{name}\"\nrate = \"{:.0}bit\"\nrtt = \"{rtt_ms:.3}ms\"\n", rate_bps);
+    if rng.gen_bool(0.5) {
+        t += &format!("loss = \"{:.4}%\"\n", log_uniform(rng, 0.01, 5.0));
+    }
+    // Queues hold at most 5 s of traffic: deeper ones starve a competing
+    // flow of ACKs for longer than a failure timeout, which is a congestion
+    // collapse, not the path failure this test is about.
+    let cap = (5.0 * rate_bps / 12e3).max(1.0);
+    let (queue, packets) = match rng.gen_range(0..4) {
+        0 => {
+            let n = rng.gen_range(1.0..=1000f64.min(cap)).round();
+            (format!("{n}p"), n)
+        }
+        1 => {
+            let b = rng.gen_range(1500.0..=1e6f64.min(1500.0 * cap)).round();
+            (format!("{b}B"), b / 1500.0)
+        }
+        _ => {
+            let bdp = (rate_bps * rtt_ms / 1e3 / 12e3).max(1e-9);
+            let k = log_uniform(rng, 0.05, 5.0).min(cap / bdp);
+            (format!("{k:.4}bdp"), (k * bdp).max(10.0) + 1.0)
+        }
+    };
+    t += &format!("queue = \"{queue}\"\n");
+    let queue_s = packets * 12e3 / rate_bps;
+    if rng.gen_bool(0.1) {
+        t += "aqm = \"red\"\n";
+    }
+    if !outages.is_empty() {
+        let list: Vec<String> =
+            outages.iter().map(|(a, b)| format!("{{ from = \"{a:.3}s\", to = \"{b:.3}s\" }}")).collect();
+        t += &format!("down = [{}]\n", list.join(", "));
+    }
+    Link { name: name.to_string(), rate_bps, rtt_s: rtt_ms / 1e3, queue_s, toml: t }
+}
+
+/// Outages for one link within the first `span` seconds: none, a burst of
+/// short ones (bursty loss) or a few long ones. `shared` are outages every
+/// path has.
+fn gen_outages(rng: &mut ChaCha8Rng, span: f64, shared: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = shared.to_vec();
+    match rng.gen_range(0..10) {
+        0..=5 => {}
+        6 | 7 => {
+            let mut t = rng.gen_range(0.0..span);
+            for _ in 0..rng.gen_range(1..=8) {
+                let len = log_uniform(rng, 0.001, 0.2);
+                out.push((t, t + len));
+                t += len + log_uniform(rng, 0.01, 1.0);
+            }
+        }
+        _ => {
+            let mut t = rng.gen_range(0.0..span);
+            for _ in 0..rng.gen_range(1..=3) {
+                let len = log_uniform(rng, 0.2, 20.0);
+                out.push((t, t + len));
+                t += len + log_uniform(rng, 0.2, 10.0);
+            }
+        }
+    }
+    // Overlapping outages of one link are merged, as the link would see them.
+    out.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mut merged: Vec<(f64, f64)> = Vec::new();
+    for (a, b) in out {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 + 0.001 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    merged
+}
+
+/// Mostly 1 kB to 4 MB, sometimes a few bytes.
+fn gen_size(rng: &mut ChaCha8Rng) -> u64 {
+    if rng.gen_bool(0.1) {
+        rng.gen_range(1..=2000)
+    } else {
+        log_uniform(rng, 1e3, 4e6).round() as u64
+    }
+}
+
+/// A buffer of at least `floor` bytes, or "auto".
+fn gen_buffer(rng: &mut ChaCha8Rng, floor: f64) -> String {
+    match rng.gen_range(0..3) {
+        0 => "auto".into(),
+        _ => format!("{}B", log_uniform(rng, floor, floor.max(16e6)).round() as u64),
+    }
+}
+
+/// One flow's keys, without `paths` or `subflows`.
+/// A window-limited flow moves a buffer per round trip: buffers are at least
+/// large enough to move `size` over paths of up to `max_rtt` seconds in 300 s.
+/// A short failure timeout is set only well above the longest round trip
+/// a full queue allows (`max_rtt` includes queueing), so a slow ACK is not
+/// taken for a dead path.
+fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, slowest_bps: f64, max_rtt: f64) -> String {
+    let mss = if rng.gen_bool(0.15) { rng.gen_range(64..=1448) } else { 1448 };
+    let mut t = format!(
+        "name = \"{name}\"\ncc = \"{}\"\nscheduler = \"{}\"\nverify_payload = true\nsize = \"{size}B\"\nmss = {mss}\n",
+        CONTROLLERS.choose(rng).unwrap(),
+        SCHEDULERS.choose(rng).unwrap(),
+    );
+    let floor = (size as f64 * (max_rtt + 0.01) / 300.0).max(f64::from(mss));
+    t += &format!("send_buffer = \"{}\"\nrecv_buffer = \"{}\"\n", gen_buffer(rng, floor), gen_buffer(rng, floor));
+    if rng.gen_bool(0.3) {
+        t += &format!("start = \"{:.3}s\"\n", rng.gen_range(0.0..2.0));
+    }
+    if rng.gen_bool(0.5) {
+        t += &format!("opportunistic = {}\n", rng.gen_bool(0.5));
+    }
+    if rng.gen_bool(0.3) {
+        t += "nodelay = true\n";
+    }
+    if rng.gen_bool(0.3) {
+        t += &format!("ack_every = {}\n", rng.gen_range(1..=4));
+    }
+    if rng.gen_bool(0.2) {
+        t += &format!("initial_window = {}\n", rng.gen_range(1..=40));
+    }
+    let shortest_timeout = 4.0 * max_rtt + 1.0;
+    if rng.gen_bool(0.3) && shortest_timeout < 40.0 {
+        t += &format!("failure_timeout = \"{:.3}s\"\n", log_uniform(rng, shortest_timeout, 40.0));
+    }
+    if rng.gen_bool(0.2) {
+        t += &format!("min_rto = \"{}ms\"\n", rng.gen_range(1..=300));
+    }
+    if rng.gen_bool(0.25) {
+        // A constant-rate source at up to twice the slowest path's rate,
+        // fast enough to write everything within 100 s.
+        let lo = (size as f64 * 0.08).max(1e4);
+        let rate = log_uniform(rng, lo, 2.0 * slowest_bps.max(lo));
+        t += &format!("app_rate = \"{rate:.0}bit\"\napp_message = \"{}B\"\n", log_uniform(rng, 1.0, 65536.0) as u64);
+    }
+    t
+}
+
+/// The scenario of case `case`, as a scenario file.
+fn generate(case: u64) -> String {
+    let mut rng = ChaCha8Rng::seed_from_u64(case);
+    let mut t = format!("name = \"chaos-{case}\"\nseed = {case}\nduration = \"1200s\"\n");
+    let size = gen_size(&mut rng);
+    // Outages fall within roughly the time a transfer at 1 Mbit/s would take.
+    let span = (size as f64 * 8.0 / 1e6).clamp(0.05, 20.0);
+    // Sometimes every path goes down together for a while.
+    let shared: Vec<(f64, f64)> = if rng.gen_bool(0.1) {
+        let a = rng.gen_range(0.0..span);
+        vec![(a, a + log_uniform(&mut rng, 0.05, 30.0))]
+    } else {
+        Vec::new()
+    };
+    if rng.gen_bool(0.75) {
+        let n = rng.gen_range(1..=4);
+        let links: Vec<Link> = (0..n)
+            .map(|i| {
+                let outages = gen_outages(&mut rng, span, &shared);
+                gen_link(&mut rng, &format!("P{}", i + 1), &outages)
+            })
+            .collect();
+        t += "[topology]\nkind = \"hybrid-access\"\n";
+        for l in &links {
+            t += &format!("[[topology.link]]\n{}", l.toml);
+        }
+        let slowest = links.iter().map(|l| l.rate_bps).fold(f64::INFINITY, f64::min);
+        let max_rtt = links.iter().map(|l| l.rtt_s + l.queue_s).fold(0.0, f64::max);
+        t += &format!("[[flow]]\n{}", gen_flow(&mut rng, "f", size, slowest, max_rtt));
+        let mut paths: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
+        paths.shuffle(&mut rng);
+        paths.truncate(rng.gen_range(1..=paths.len()));
+        t += &format!("paths = {paths:?}\n");
+        let backup: Vec<&&str> = paths.iter().filter(|_| rng.gen_bool(0.15)).collect();
+        if !backup.is_empty() {
+            t += &format!("backup = {backup:?}\n");
+        }
+    } else {
+        let outages = gen_outages(&mut rng, span, &shared);
+        let b = gen_link(&mut rng, "bottleneck", &outages);
+        t += &format!("[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\n{}", b.toml);
+        for k in 0..rng.gen_range(1..=2) {
+            let size = if k == 0 { size } else { gen_size(&mut rng) };
+            let extra_ms = if rng.gen_bool(0.5) { log_uniform(&mut rng, 0.1, 200.0) } else { 0.0 };
+            let rtt = b.rtt_s + b.queue_s + extra_ms / 1e3;
+            t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &format!("f{k}"), size, b.rate_bps, rtt));
+            t += &format!("subflows = {}\nextra_rtt = \"{extra_ms:.3}ms\"\n", rng.gen_range(1..=4));
+        }
+    }
+    t
+}
+
+/// Merges overlapping intervals, sorted.
+fn union(mut v: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Intervals covered by both `a` and `b`.
+fn intersect(a: &[(f64, f64)], b: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    for &(a0, a1) in a {
+        for &(b0, b1) in b {
+            if a0.max(b0) < a1.min(b1) {
+                out.push((a0.max(b0), a1.min(b1)));
+            }
+        }
+    }
+    union(out)
+}
+
+/// When every path of flow `f` is down (a path is down while any link on
+/// its forward or reverse route is).
+fn all_paths_down(scenario: &braid_lab::Scenario, f: usize) -> Vec<(f64, f64)> {
+    let topo = &scenario.topology;
+    let down = |path: usize| {
+        let p = &topo.paths[path];
+        let links = p.forward.iter().chain(&p.reverse);
+        union(
+            links
+                .flat_map(|&l| topo.links[l].outages.iter().map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64())))
+                .collect(),
+        )
+    };
+    let mut paths = scenario.flows[f].subflows.iter().map(|&(p, _)| down(p));
+    let first = paths.next().unwrap_or_default();
+    paths.fold(first, |acc, d| intersect(&acc, &d))
+}
+
+/// Slack for the failure timer: the first retransmission timeout before a
+/// subflow is suspected, and a round trip for the probe that finds a path
+/// back.
+const FAILURE_SLACK_S: f64 = 5.0;
+
+/// `intervals` with gaps shorter than `gap` closed: a suspected subflow is
+/// probed only every eighth of the failure timeout, so a path that is up
+/// for less than that between outages may go unnoticed.
+fn bridge(intervals: &[(f64, f64)], gap: f64) -> Vec<(f64, f64)> {
+    union(intervals.iter().map(|&(a, b)| (a, b + gap)).collect()).into_iter().map(|(a, b)| (a, b - gap)).collect()
+}
+
+/// Runs case `case`; the error describes what went wrong. Every flow must
+/// deliver every byte exactly once, unchanged; or, if every path of the
+/// flow was down long enough, report the failure. Failing is accepted if
+/// the paths were all down (short returns between outages bridged over)
+/// for the failure timeout less a probe interval and slack, and required
+/// if they were all down for longer than the timeout plus slack while data
+/// waited.
+fn check(case: u64) -> Result<u64, String> {
+    let toml = generate(case);
+    let scenario = parse(&toml, "chaos.toml").map_err(|e| format!("generated an invalid scenario: {e}"))?;
+    let (_, summary) = run(&scenario, RunOptions::default(), &mut |_| {}).map_err(|e| e.to_string())?;
+    let mut failed = 0;
+    for (i, (f, spec)) in summary.flows.iter().zip(&scenario.flows).enumerate() {
+        let size = spec.size.expect("chaos flows are sized");
+        let timeout = spec.config.failure_timeout.as_secs_f64();
+        let probe = timeout / 8.0 + spec.config.min_rto.as_secs_f64();
+        let start = spec.start.as_secs_f64();
+        let down = all_paths_down(&scenario, i);
+        let longest = bridge(&down, probe + FAILURE_SLACK_S).iter().map(|(a, b)| b - a).fold(0.0, f64::max);
+        if f.corrupted_bytes > 0 {
+            return Err(format!("flow {}: {} corrupted bytes", f.name, f.corrupted_bytes));
+        }
+        if f.bytes_delivered > size {
+            return Err(format!("flow {}: {} bytes delivered of {size}", f.name, f.bytes_delivered));
+        }
+        if let Some(e) = &f.error {
+            if longest + probe + FAILURE_SLACK_S < timeout {
+                return Err(format!("flow {}: {e}, but its paths were all down for at most {longest:.3} s", f.name));
+            }
+            failed += 1;
+            continue;
+        }
+        let Some(done) = f.completion_time_s.map(|c| c + start) else {
+            return Err(format!(
+                "flow {}: incomplete, {} of {size} bytes after {} s",
+                f.name, f.bytes_delivered, summary.duration_s
+            ));
+        };
+        if f.bytes_delivered != size {
+            return Err(format!("flow {}: completed with {} of {size} bytes", f.name, f.bytes_delivered));
+        }
+        if let Some((a, b)) = down.iter().find(|(a, b)| b - a > timeout + FAILURE_SLACK_S && *a > start && done > *b) {
+            return Err(format!(
+                "flow {}: paths all down from {a:.3} to {b:.3} s with data waiting, no failure",
+                f.name
+            ));
+        }
+    }
+    Ok(failed)
+}
+
+fn failure_report(case: u64, why: &str) -> String {
+    format!(
+        "chaos case {case} failed: {why}\n--- scenario (save as a .toml file and `braid run` it) ---\n{}",
+        generate(case)
+    )
+}
+
+#[test]
+fn random_scenarios_deliver_every_byte_once() {
+    let cases: u64 = std::env::var("BRAID_CHAOS_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let first: u64 = std::env::var("BRAID_CHAOS_FIRST").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let (failures, reported): (Vec<String>, u64) = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|w| {
+                s.spawn(move || {
+                    let (mut failed, mut reported) = (Vec::new(), 0);
+                    for case in (first + w..first + cases).step_by(threads as usize) {
+                        if std::env::var_os("BRAID_CHAOS_PRINT").is_some() {
+                            println!("{}", generate(case));
+                        }
+                        let outcome = std::panic::catch_unwind(|| check(case))
+                            .unwrap_or_else(|p| Err(format!("panicked: {}", common::panic_message(&p))));
+                        match outcome {
+                            Ok(n) => reported += n,
+                            Err(why) => {
+                                eprintln!("{}", failure_report(case, &why));
+                                failed.push(format!("case {case}: {why}"));
+                            }
+                        }
+                        if cases >= 10_000 && case % 1000 == 0 {
+                            eprintln!("chaos: case {case}");
+                        }
+                    }
+                    (failed, reported)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("worker")).fold((Vec::new(), 0), |(mut f, r), (wf, wr)| {
+            f.extend(wf);
+            (f, r + wr)
+        })
+    });
+    println!(
+        "{cases} chaos cases from {first}: {} failed; {reported} flows reported their paths dead as they should",
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{} of {cases} cases failed:\n{}", failures.len(), failures.join("\n"));
+}

@@ -1,0 +1,59 @@
+//! Giving up: a connection with data to deliver and no usable subflow for
+//! `Config::failure_timeout` fails, reports why, and sends nothing more.
+//!
+//! Linux gives up on a TCP connection after `tcp_retries2` backed-off
+//! retransmissions (about 15 minutes with the default 15); MPTCP v0.96 ends
+//! the connection when its last subflow dies. Braid counts from the moment
+//! no subflow is usable (every open subflow's join or data timed out since
+//! its last acknowledgement) while written data is unacknowledged, so a path
+//! that comes back in time is used again, and one that does not ends the
+//! connection after a bounded, configurable wait.
+
+use super::timer::Timer;
+use super::{Connection, Event};
+use crate::subflow::Lifecycle;
+use crate::time::{Duration, Instant};
+
+/// Why a connection failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionError {
+    /// No subflow was usable for this long while data waited.
+    AllPathsDown { for_at_least: Duration },
+}
+
+impl std::fmt::Display for ConnectionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectionError::AllPathsDown { for_at_least } => {
+                write!(f, "no usable path for {:.3} s with data waiting", for_at_least.as_secs_f64())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConnectionError {}
+
+impl Connection {
+    /// Starts, stops or fires the failure timer after anything that may
+    /// have changed whether a subflow is usable or data is waiting.
+    pub(super) fn check_liveness(&mut self, now: Instant) {
+        if self.error.is_some() {
+            return;
+        }
+        let waiting = self.send.una() < self.send.end();
+        let stuck = waiting && !self.subflows.iter().any(|s| s.usable() || s.state == Lifecycle::Joining);
+        if !stuck {
+            self.timers.stop(Timer::Failure);
+            return;
+        }
+        match self.timers.get(Timer::Failure) {
+            None => self.timers.set(Timer::Failure, now + self.config.failure_timeout),
+            Some(t) if t <= now => {
+                let e = ConnectionError::AllPathsDown { for_at_least: self.config.failure_timeout };
+                self.error = Some(e);
+                self.events.push_back(Event::Failed(e));
+            }
+            Some(_) => {}
+        }
+    }
+}

@@ -1,0 +1,406 @@
+//! A multipath connection, driven only by calls that take `now`.
+//!
+//! Shape borrowed from quinn-proto: feed it datagrams with
+//! [`Connection::handle_datagram`], take packets from
+//! [`Connection::poll_transmit`] until it returns `None`, sleep until
+//! [`Connection::poll_timeout`] and then call [`Connection::handle_timeout`].
+//!
+//! Subflows join before they carry data. A subflow's first packet is a
+//! zero-length probe that stands in for MPTCP's SYN exchange (MP_CAPABLE on
+//! the first subflow, MP_JOIN on the others): data goes out on a subflow
+//! only once the peer has answered on it, so it starts with an RTT sample
+//! and a connection starts one round trip late, as TCP does. As in the
+//! kernel's path managers, only the first subflow joins at once; the others
+//! join once the connection is established, or once the first join timed
+//! out (where the kernel would give up on the connection). The side with data to send
+//! opens the subflows; the other learns of each from its first packet.
+//!
+//! Sending order on each transmit opportunity: due acknowledgements, joins
+//! and probes of failed subflows, a subflow's own retransmissions, then data picked by
+//! the scheduler: first the reinjection queue (data stranded on a subflow
+//! that timed out), then new data. A subflow never has more than its
+//! congestion window in flight, and no data beyond the peer's receive window
+//! (`window_end`) is ever sent.
+
+mod failure;
+mod handshake;
+mod opportunistic;
+mod recv;
+mod reinject;
+mod timer;
+mod transmit;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::autotune::{RecvAutotune, AUTOTUNE_INITIAL, SEND_AUTOTUNE_INITIAL};
+use crate::cc::{Controller, PathView};
+use crate::config::Config;
+use crate::packet::SubflowId;
+use crate::recv_buffer::RecvBuffer;
+use crate::sched::{SchedPath, Scheduler};
+use crate::send_buffer::SendBuffer;
+use crate::subflow::{Subflow, SubflowCounters};
+use crate::time::{Duration, Instant};
+pub use failure::ConnectionError;
+use timer::{Timer, TimerTable};
+
+/// Receive window assumed for the peer before its first ACK: 64 KiB, the
+/// largest window TCP can announce without window scaling.
+const INITIAL_PEER_WINDOW: u64 = 65_535;
+
+/// Something the application may want to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A subflow's retransmission timer fired; its data was reinjected.
+    SubflowFailed { subflow: SubflowId },
+    /// A subflow that had timed out was acknowledged again.
+    SubflowRecovered { subflow: SubflowId },
+    /// The congestion controller closed a subflow (C-MPBBR).
+    SubflowClosed { subflow: SubflowId },
+    /// The connection gave up: see [`Connection::error`].
+    Failed(ConnectionError),
+}
+
+/// A connection has as many subflows as a [`SubflowId`] can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooManySubflows;
+
+impl std::fmt::Display for TooManySubflows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a connection has at most {} subflows", SubflowId::LIMIT)
+    }
+}
+
+impl std::error::Error for TooManySubflows {}
+
+/// A snapshot of one subflow for reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SubflowStats {
+    pub counters: SubflowCounters,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub srtt: Option<Duration>,
+    pub min_rtt: Option<Duration>,
+    pub bytes_in_flight: u64,
+    pub potentially_failed: bool,
+    pub backup: bool,
+}
+
+/// A snapshot of the connection for reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionStats {
+    /// Bytes the application wrote.
+    pub bytes_written: u64,
+    /// Bytes the peer acknowledged at connection level (Data ACK).
+    pub bytes_acked: u64,
+    /// Bytes received in order (the Data ACK this side sends).
+    pub bytes_received: u64,
+    pub bytes_read: u64,
+    /// Out-of-order bytes held in the receive buffer.
+    pub ooo_bytes: u64,
+    /// Out-of-order bytes the receive buffer forgot to bound its
+    /// bookkeeping (a peer leaving holes between tiny segments).
+    pub pruned_bytes: u64,
+    /// Bytes queued for reinjection after subflow timeouts.
+    pub reinjected_bytes: u64,
+    /// Received packets refused as malformed.
+    pub invalid_packets: u64,
+    /// Right edge of the peer's receive window: no data at or beyond it is sent.
+    pub peer_window_end: u64,
+    /// This side's receive buffer now (it grows when autotuned).
+    pub recv_buffer: u64,
+    /// This side's send buffer now (it grows when autotuned).
+    pub send_buffer: u64,
+}
+
+#[derive(Debug)]
+pub struct Connection {
+    config: Config,
+    subflows: Vec<Subflow>,
+    cc: Box<dyn Controller>,
+    sched: Box<dyn Scheduler>,
+    send: SendBuffer,
+    recv: RecvBuffer,
+    autotune: Option<RecvAutotune>,
+    /// Data of timed-out or closed subflows, to be sent on another subflow
+    /// before new data: DSN -> length, lowest first (it unblocks the
+    /// receiver soonest), each range once however often it is queued.
+    reinject: BTreeMap<u64, u32>,
+    reinjected_bytes: u64,
+    invalid_packets: u64,
+    /// The peer's receive window right edge; `None` until its first ACK
+    /// states it (that ACK answers the join, before any data is sent).
+    peer_window: Option<u64>,
+    /// Window edge last advertised, to decide when a window update is due.
+    advertised_window_end: u64,
+    timers: TimerTable,
+    /// New data is waiting for the peer's window, and how often that began.
+    window_stalled: bool,
+    window_stalls: u64,
+    /// Opportunistic retransmission and penalisation are on.
+    opportunistic: bool,
+    /// End of the last new-data segment shorter than the MSS (Nagle).
+    short_sent_end: u64,
+    /// The Data ACK last re-sent opportunistically (once per blocking segment).
+    last_opportunistic: Option<u64>,
+    persist_backoff: u32,
+    /// Connection-level retransmission timeouts in a row (Data ACK stuck).
+    data_rto_backoff: u32,
+    /// Why the connection failed, once it has.
+    error: Option<ConnectionError>,
+    /// Subflows opened here that have not sent a join (an upper bound:
+    /// zero means no join is left to start).
+    unjoined: usize,
+    events: VecDeque<Event>,
+    // Reused buffers so the per-packet path does not allocate.
+    path_views: Vec<PathView>,
+    sched_views: Vec<SchedPath>,
+}
+
+/// A subflow's retransmission timeout with its backoff. A subflow suspected
+/// dead is probed at least every eighth of the failure timeout (never more
+/// often than the minimum RTO), so a path that comes back is found well
+/// before the connection would give up, however long it was down.
+pub(super) fn subflow_rto(c: &Config, s: &Subflow) -> Duration {
+    let ceiling = match s.potentially_failed() {
+        true => c.max_rto.min(Duration::from_nanos(c.failure_timeout.as_nanos() / 8).max(c.min_rto)),
+        false => c.max_rto,
+    };
+    s.rto(c.min_rto, c.initial_rto, ceiling)
+}
+
+impl Connection {
+    pub fn new(config: Config, cc: Box<dyn Controller>, sched: Box<dyn Scheduler>) -> Self {
+        let send = SendBuffer::new(if config.send_autotune {
+            SEND_AUTOTUNE_INITIAL.min(config.send_buffer)
+        } else {
+            config.send_buffer
+        });
+        let autotune =
+            config.recv_autotune.then(|| RecvAutotune::new(AUTOTUNE_INITIAL, config.recv_buffer, config.mss));
+        let recv = RecvBuffer::new(if autotune.is_some() {
+            AUTOTUNE_INITIAL.min(config.recv_buffer)
+        } else {
+            config.recv_buffer
+        });
+        let opportunistic = config.opportunistic_retransmission.unwrap_or(sched.opportunistic_by_default());
+        Connection {
+            advertised_window_end: recv.window_end(),
+            config,
+            subflows: Vec::new(),
+            cc,
+            sched,
+            send,
+            recv,
+            autotune,
+            reinject: BTreeMap::new(),
+            reinjected_bytes: 0,
+            invalid_packets: 0,
+            peer_window: None,
+            timers: TimerTable::default(),
+            window_stalled: false,
+            window_stalls: 0,
+            opportunistic,
+            short_sent_end: 0,
+            last_opportunistic: None,
+            persist_backoff: 0,
+            data_rto_backoff: 0,
+            error: None,
+            unjoined: 0,
+            events: VecDeque::new(),
+            path_views: Vec::new(),
+            sched_views: Vec::new(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+    pub fn controller_name(&self) -> &'static str {
+        self.cc.name()
+    }
+    pub fn scheduler_name(&self) -> &'static str {
+        self.sched.name()
+    }
+
+    /// Opens a subflow and returns its id. Both endpoints must open their
+    /// subflows in the same order; the id names the subflow on the wire.
+    pub fn add_subflow(&mut self, backup: bool) -> Result<SubflowId, TooManySubflows> {
+        let i = self.subflows.len();
+        let id = SubflowId::from_index(i).ok_or(TooManySubflows)?;
+        self.subflows.push(Subflow::new(self.config.mss, backup));
+        self.unjoined += 1;
+        self.cc.on_path_added(i, self.config.mss, self.config.initial_window);
+        Ok(id)
+    }
+
+    /// The id of subflow `i`, which exists (so its index fits).
+    fn id(i: usize) -> SubflowId {
+        SubflowId::from_index(i).expect("subflow indices fit an id")
+    }
+
+    /// Closes a subflow; its outstanding data is reinjected on the others.
+    pub fn remove_subflow(&mut self, id: SubflowId) {
+        let i = id.index();
+        let Some(sf) = self.subflows.get_mut(i) else { return };
+        if !sf.is_open() {
+            return;
+        }
+        let stranded = sf.close();
+        self.queue_reinjection(&stranded);
+        self.cc.on_path_removed(i);
+    }
+
+    pub fn subflow_count(&self) -> usize {
+        self.subflows.len()
+    }
+
+    // ---- application side ----
+
+    /// Buffers bytes for sending; returns how many fit in the send buffer.
+    pub fn write(&mut self, data: &[u8]) -> usize {
+        self.send.write(data)
+    }
+    /// Buffers `n` synthetic zero bytes (bulk traffic without copies).
+    pub fn write_zeros(&mut self, n: u64) -> u64 {
+        self.send.write_zeros(n)
+    }
+    /// Space left in the send buffer.
+    pub fn send_room(&self) -> u64 {
+        self.send.room()
+    }
+    /// True when every written byte has been acknowledged by the peer.
+    pub fn all_acked(&self) -> bool {
+        self.send.una() == self.send.end()
+    }
+    /// Reads in-order bytes into `buf`.
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        let n = self.recv.read(buf);
+        self.after_read();
+        n
+    }
+    /// Discards up to `max` in-order bytes; returns how many.
+    pub fn consume(&mut self, max: u64) -> u64 {
+        let n = self.recv.consume(max);
+        self.after_read();
+        n
+    }
+    pub fn readable(&self) -> u64 {
+        self.recv.readable()
+    }
+
+    /// Reading opens the window; tell the peer once it has grown enough to
+    /// matter (half the buffer), so a blocked sender can resume.
+    pub(super) fn after_read(&mut self) {
+        if self.recv.window_end() >= self.advertised_window_end + self.recv.capacity() / 2 {
+            if let Some(i) = self.best_usable_subflow() {
+                self.subflows[i].receiver.request_immediate();
+            }
+        }
+    }
+
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    pub fn stats(&self) -> ConnectionStats {
+        ConnectionStats {
+            bytes_written: self.send.end(),
+            bytes_acked: self.send.una(),
+            bytes_received: self.recv.data_ack(),
+            bytes_read: self.recv.bytes_read(),
+            ooo_bytes: self.recv.ooo_bytes(),
+            pruned_bytes: self.recv.pruned_bytes(),
+            reinjected_bytes: self.reinjected_bytes,
+            invalid_packets: self.invalid_packets,
+            peer_window_end: self.peer_window_end(),
+            recv_buffer: self.recv.capacity(),
+            send_buffer: self.send.capacity(),
+        }
+    }
+
+    pub fn subflow_stats(&self, i: usize) -> Option<SubflowStats> {
+        let sf = self.subflows.get(i)?;
+        Some(SubflowStats {
+            counters: sf.counters,
+            cwnd: self.cc.window(i),
+            ssthresh: self.cc.ssthresh(i),
+            srtt: sf.rtt.srtt(),
+            min_rtt: sf.rtt.min_rtt(),
+            bytes_in_flight: sf.bytes_in_flight(),
+            potentially_failed: sf.potentially_failed(),
+            backup: sf.backup,
+        })
+    }
+
+    // ---- network side ----
+
+    pub(super) fn refresh_path_views(&mut self) {
+        self.path_views.clear();
+        self.path_views.extend(self.subflows.iter().map(|s| PathView {
+            srtt: s.rtt.srtt(),
+            rttvar: s.rtt.rttvar(),
+            min_rtt: s.rtt.min_rtt(),
+            bytes_in_flight: s.bytes_in_flight(),
+            mss: s.mss,
+            backup: s.backup,
+            potentially_failed: s.potentially_failed(),
+            active: s.is_open(),
+        }));
+    }
+
+    /// Right edge of the peer's receive window. Until its first ACK states
+    /// it, TCP's largest unscaled window is assumed rather than trusting the
+    /// peer to be configured like us.
+    pub(super) fn peer_window_end(&self) -> u64 {
+        self.peer_window.unwrap_or(INITIAL_PEER_WINDOW)
+    }
+
+    pub(super) fn rto_of(&self, i: usize) -> Duration {
+        subflow_rto(&self.config, &self.subflows[i])
+    }
+
+    /// Earliest time [`Connection::handle_timeout`] must be called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.subflows
+            .iter()
+            .filter(|s| s.is_open())
+            .flat_map(|s| [s.receiver.deadline(), s.rto_deadline()])
+            .flatten()
+            .chain(self.timers.next())
+            .min()
+            .filter(|_| self.error.is_none())
+    }
+
+    /// Runs every timer that is due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.error.is_some() {
+            return;
+        }
+        self.timers.expire(Timer::Pacing, now);
+        self.on_subflow_timeouts(now);
+        if self.timers.expire(Timer::DataRetransmit, now) {
+            self.on_data_timeout(now);
+        }
+        if self.timers.expire(Timer::Persist, now) {
+            self.persist_backoff += 1;
+            if let Some(i) = self.best_usable_subflow() {
+                self.subflows[i].probe_pending = true;
+            }
+        }
+        self.check_liveness(now);
+    }
+
+    /// Why the connection failed, if it has: it then sends nothing more.
+    pub fn error(&self) -> Option<ConnectionError> {
+        self.error
+    }
+
+    pub(super) fn best_usable_subflow(&self) -> Option<usize> {
+        let pick = |s: &Subflow| s.rtt.srtt().unwrap_or_default();
+        (0..self.subflows.len())
+            .filter(|&i| self.subflows[i].usable())
+            .min_by_key(|&i| (pick(&self.subflows[i]), i))
+            .or_else(|| self.subflows.iter().position(|s| s.is_open()))
+    }
+}

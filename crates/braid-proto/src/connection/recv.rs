@@ -1,0 +1,126 @@
+//! Receiving: data into the shared receive buffer, acknowledgements into
+//! the subflows' scoreboards, the congestion controller and the send buffer.
+
+use super::timer::Timer;
+use super::{subflow_rto, Connection, Event};
+use crate::autotune::send_buffer_target;
+use crate::cc::AckSample;
+use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, SubflowId};
+use crate::time::Instant;
+
+impl Connection {
+    /// Processes one packet received on the subflow it names. Malformed
+    /// packets are refused with the reason (and counted); packets for
+    /// unknown or closed subflows are ignored.
+    pub fn handle_datagram(&mut self, now: Instant, packet: Packet) -> Result<(), PacketError> {
+        if self.error.is_some() {
+            return Ok(());
+        }
+        if let Err(e) = packet.check() {
+            self.invalid_packets += 1;
+            return Err(e);
+        }
+        let i = packet.subflow.index();
+        if !self.subflows.get(i).is_some_and(|s| s.is_open()) {
+            return Ok(());
+        }
+        if !self.subflows[i].is_established() {
+            self.subflows[i].on_established();
+            self.subflows[i].penalty_stamp = now;
+        }
+        match packet.frame {
+            Frame::Data(d) => self.on_data(now, i, d),
+            Frame::Ack(a) => self.on_ack(now, i, &a),
+        }
+        self.check_liveness(now);
+        Ok(())
+    }
+
+    pub(super) fn on_data(&mut self, now: Instant, i: usize, d: DataFrame) {
+        let (ack_every, delay) = (self.config.ack_every, self.config.max_ack_delay);
+        let sf = &mut self.subflows[i];
+        if d.dsn + u64::from(d.len) > self.recv.window_end() {
+            // Beyond the window: drop it unacknowledged, as TCP does, so the
+            // sender re-sends it once the window opens; answer with our window.
+            sf.receiver.request_immediate();
+            return;
+        }
+        sf.receiver.on_packet(now, d.pn, d.pn_floor, ack_every, delay);
+        if d.len == 0 {
+            // A probe: answer at once.
+            sf.receiver.request_immediate();
+            return;
+        }
+        let payload = (!d.payload.is_empty()).then_some(&d.payload[..]);
+        let before = self.recv.data_ack();
+        let new = self.recv.insert(d.dsn, u64::from(d.len), payload);
+        self.subflows[i].counters.bytes_received_new += new;
+        if let Some(a) = self.autotune.as_mut() {
+            if self.recv.data_ack() > before {
+                a.on_data(now, self.recv.data_ack(), self.recv.window_end());
+            }
+            if let Some(c) = a.on_read(now, self.recv.bytes_read(), self.recv.capacity()) {
+                self.recv.grow(c);
+            }
+        }
+    }
+
+    pub(super) fn on_ack(&mut self, now: Instant, i: usize, a: &AckFrame) {
+        if self.send.on_data_ack(a.data_ack) > 0 {
+            self.data_rto_backoff = 0;
+            self.timers.stop(Timer::DataRetransmit);
+            self.arm_data_rto(now);
+        }
+        // The first ACK states the window, even one smaller than assumed;
+        // later ones only widen it (the receiver never shrinks its window, so
+        // a smaller edge is an older ACK overtaken on a faster subflow).
+        if self.peer_window.is_none_or(|w| a.window_end > w) {
+            self.peer_window = Some(a.window_end);
+            self.timers.stop(Timer::Persist);
+            self.persist_backoff = 0;
+        }
+        let cfg = &self.config;
+        let dupthresh = cfg.dupthresh;
+        let sf = &mut self.subflows[i];
+        let was_failed = sf.potentially_failed();
+        let prior_in_flight = sf.bytes_in_flight();
+        let out = sf.on_ack(now, a, dupthresh, |s| subflow_rto(cfg, s));
+        let in_recovery = sf.in_recovery();
+        if was_failed && !sf.potentially_failed() {
+            self.events.push_back(Event::SubflowRecovered { subflow: Self::id(i) });
+        }
+        self.refresh_path_views();
+        if out.congestion_event {
+            self.cc.on_congestion_event(now, i, &self.path_views);
+        }
+        if out.bytes_acked > 0 {
+            let sample = AckSample {
+                now,
+                bytes_acked: out.bytes_acked,
+                rtt: out.rtt,
+                prior_in_flight,
+                in_recovery,
+                delivered: self.subflows[i].delivered(),
+                rate: out.rate,
+                prior_delivered: out.prior_delivered,
+            };
+            self.cc.on_ack(i, &sample, &self.path_views);
+            if self.config.send_autotune {
+                self.autotune_send_buffer();
+            }
+            while let Some(closed) = self.cc.take_closed_path().and_then(SubflowId::from_index) {
+                self.remove_subflow(closed);
+                self.events.push_back(Event::SubflowClosed { subflow: closed });
+            }
+        }
+    }
+
+    pub(super) fn autotune_send_buffer(&mut self) {
+        let cc = &self.cc;
+        let paths = (0..self.subflows.len())
+            .filter(|&i| self.subflows[i].is_open())
+            .filter_map(|i| Some((cc.window(i), self.subflows[i].rtt.srtt()?)));
+        let target = send_buffer_target(paths).min(self.config.send_buffer);
+        self.send.grow(target);
+    }
+}

@@ -1,0 +1,126 @@
+//! Reinjection: data stranded on a subflow that timed out or closed is
+//! queued once, by data sequence number, and re-sent on another subflow
+//! before new data.
+
+use super::timer::Timer;
+use super::{subflow_rto, Connection, Event};
+use crate::time::{Duration, Instant};
+
+impl Connection {
+    /// Subflows whose retransmission timer fired: their data in flight is
+    /// lost to them; with other subflows open it is reinjected there.
+    pub(super) fn on_subflow_timeouts(&mut self, now: Instant) {
+        let mut timed_out = false;
+        for i in 0..self.subflows.len() {
+            let sf = &self.subflows[i];
+            if !sf.is_open() || sf.rto_deadline().is_none_or(|d| d > now) {
+                continue;
+            }
+            timed_out = true;
+            let (had_in_flight, first) = (sf.bytes_in_flight() > 0, sf.first_timeout());
+            let was_failed = sf.potentially_failed();
+            let c = &self.config;
+            if !self.subflows[i].on_rto(now, |s| subflow_rto(c, s)) {
+                // A lost zero-window probe: the persist timer probes again.
+                continue;
+            }
+            // RFC 5681 §3.1 (and Linux): repeated timeouts of the same data
+            // do not lower ssthresh again.
+            if had_in_flight && first {
+                self.refresh_path_views();
+                self.cc.on_rto(now, i, &self.path_views);
+            }
+            if !was_failed {
+                self.events.push_back(Event::SubflowFailed { subflow: Self::id(i) });
+            }
+            // What another subflow already delivered needs no retransmission;
+            // with nothing left to re-send, probe the path instead.
+            let send = &self.send;
+            let sf = &mut self.subflows[i];
+            sf.retransmit.retain(|&(dsn, len)| send.unacked_part(dsn, len).is_some());
+            if sf.retransmit.is_empty() {
+                sf.probe_pending = true;
+            }
+        }
+        if timed_out && self.subflows.iter().filter(|s| s.is_open()).count() > 1 {
+            // Linux MPTCP reinjects a timed-out subflow's data on the others.
+            // Every failed subflow's whole queue is offered again, so data
+            // stranded by an earlier timeout (when no other subflow was usable)
+            // is not left to one segment per backed-off RTO.
+            let stranded: Vec<(u64, u32)> = self
+                .subflows
+                .iter()
+                .filter(|s| s.potentially_failed())
+                .flat_map(|s| s.retransmit.iter().copied())
+                .collect();
+            self.queue_reinjection(&stranded);
+        }
+    }
+
+    pub(super) fn queue_reinjection(&mut self, ranges: &[(u64, u32)]) {
+        for &(dsn, len) in ranges {
+            if let Some((dsn, len)) = self.send.unacked_part(dsn, len) {
+                if self.reinject.insert(dsn, len).is_none() {
+                    self.reinjected_bytes += u64::from(len);
+                }
+            }
+        }
+    }
+
+    /// The lowest range queued for reinjection that still needs sending,
+    /// merged with the ranges that follow or overlap it up to one MSS.
+    pub(super) fn next_reinjection(&mut self) -> Option<(u64, u32)> {
+        let mss = u64::from(self.config.mss);
+        let (start, mut end) = loop {
+            let (dsn, len) = self.reinject.pop_first()?;
+            if let Some((d, l)) = self.send.unacked_part(dsn, len) {
+                break (d, d + u64::from(l));
+            }
+        };
+        while let Some(entry) = self.reinject.first_entry() {
+            let (d, e) = (*entry.key(), *entry.key() + u64::from(*entry.get()));
+            let merged = end.max(e);
+            if d > end || (merged > end && merged - start > mss) {
+                break;
+            }
+            entry.remove();
+            end = merged;
+        }
+        let len = (end - start) as u32;
+        self.reinject.insert(start, len);
+        Some((start, len))
+    }
+
+    /// The connection-level retransmission timeout: the longest base RTO
+    /// of the open subflows (Linux's `mptcp_set_rto`), doubled per expiry
+    /// since the Data ACK last moved.
+    pub(super) fn data_rto(&self) -> Duration {
+        let c = &self.config;
+        let base = self.subflows.iter().filter(|s| s.is_open()).map(|s| s.rtt.rto(c.min_rto, c.initial_rto)).max();
+        base.unwrap_or(c.initial_rto).saturating_mul(1 << self.data_rto_backoff.min(20)).min(c.max_rto)
+    }
+
+    /// Arms the connection-level retransmission timer if data is
+    /// outstanding and it is not running; stops it when nothing is.
+    pub(super) fn arm_data_rto(&mut self, now: Instant) {
+        if self.send.una() == self.send.nxt() {
+            self.timers.stop(Timer::DataRetransmit);
+        } else if self.timers.get(Timer::DataRetransmit).is_none() {
+            self.timers.set(Timer::DataRetransmit, now + self.data_rto());
+        }
+    }
+
+    /// The Data ACK has not moved for a connection-level RTO: the segment
+    /// it waits for is stuck somewhere a subflow's own recovery does not
+    /// reach (a receiver that forgot it, a subflow that never times out),
+    /// so it is reinjected, as Linux's `mptcp_meta_retransmit_timer` does.
+    pub(super) fn on_data_timeout(&mut self, now: Instant) {
+        let (una, nxt) = (self.send.una(), self.send.nxt());
+        if una < nxt {
+            let len = (nxt - una).min(u64::from(self.config.mss)) as u32;
+            self.queue_reinjection(&[(una, len)]);
+            self.data_rto_backoff += 1;
+        }
+        self.arm_data_rto(now);
+    }
+}

@@ -1,0 +1,304 @@
+//! Transmitting: what goes out on each transmit opportunity, in order:
+//! due acknowledgements, joins and probes, a subflow's own retransmissions,
+//! then data the scheduler places (reinjections first, then new data).
+
+use super::timer::Timer;
+use super::Connection;
+use crate::packet::{AckFrame, DataFrame, Frame, Packet};
+use crate::sched::{Decision, SchedConn, SchedPath};
+use crate::send_buffer::Chunk;
+use crate::time::{Duration, Instant};
+
+impl Connection {
+    /// The next packet to send, if any is allowed now.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
+        if self.error.is_some() {
+            return None;
+        }
+        if let Some(p) = self.poll_ack(now) {
+            return Some(p);
+        }
+        self.start_joins();
+        for i in 0..self.subflows.len() {
+            if self.subflows[i].is_open() && self.subflows[i].probe_pending {
+                self.subflows[i].probe_pending = false;
+                return Some(self.send_data(now, i, self.send.nxt(), 0));
+            }
+        }
+        if let Some(p) = self.poll_retransmission(now) {
+            return Some(p);
+        }
+        self.poll_scheduled(now)
+    }
+
+    pub(super) fn poll_ack(&mut self, now: Instant) -> Option<Packet> {
+        let i = self.subflows.iter().position(|s| s.is_open() && s.receiver.ack_due(now))?;
+        let (cumulative, sack, sack_len) = self.subflows[i].receiver.take_ack();
+        self.advertised_window_end = self.recv.window_end();
+        let frame = AckFrame {
+            cumulative,
+            sack,
+            sack_len,
+            data_ack: self.recv.data_ack(),
+            window_end: self.advertised_window_end,
+        };
+        Some(Packet { subflow: Self::id(i), frame: Frame::Ack(frame) })
+    }
+
+    pub(super) fn window_space(&self, i: usize, len: u32) -> bool {
+        let sf = &self.subflows[i];
+        sf.bytes_in_flight() == 0 || sf.bytes_in_flight() + u64::from(len) <= self.cc.window(i)
+    }
+
+    /// True when the controller paces subflow `i` and its next slot is
+    /// later than `now`; remembers that slot so `poll_timeout` wakes for it.
+    pub(super) fn paced(&mut self, now: Instant, i: usize) -> bool {
+        let next = self.subflows[i].next_send_time;
+        if self.cc.pacing_rate(i).is_none() || next <= now {
+            return false;
+        }
+        self.timers.set_earliest(Timer::Pacing, next);
+        true
+    }
+
+    /// A subflow's own retransmissions, oldest first. Small lost segments
+    /// that follow each other go out together, up to one MSS, as Linux's
+    /// `tcp_retrans_try_collapse` merges them: a connection that sent tiny
+    /// segments does not recover them one tiny packet at a time.
+    pub(super) fn poll_retransmission(&mut self, now: Instant) -> Option<Packet> {
+        let mss = u64::from(self.config.mss);
+        for i in 0..self.subflows.len() {
+            if !self.subflows[i].is_open() {
+                continue;
+            }
+            while let Some(&(dsn, len)) = self.subflows[i].retransmit.front() {
+                let Some((dsn, len)) = self.send.unacked_part(dsn, len) else {
+                    self.subflows[i].retransmit.pop_front();
+                    continue;
+                };
+                let (mut end, mut take) = (dsn + u64::from(len), 1);
+                for &(d, l) in self.subflows[i].retransmit.iter().skip(1) {
+                    let e = d + u64::from(l);
+                    if d != end || e - dsn > mss {
+                        break;
+                    }
+                    (end, take) = (e, take + 1);
+                }
+                let len = (end - dsn) as u32;
+                if !self.window_space(i, len) || self.paced(now, i) {
+                    break;
+                }
+                self.subflows[i].retransmit.drain(..take);
+                self.subflows[i].counters.retransmissions += 1;
+                return Some(self.send_data(now, i, dsn, len));
+            }
+        }
+        None
+    }
+
+    pub(super) fn poll_scheduled(&mut self, now: Instant) -> Option<Packet> {
+        let next_reinjection = self.next_reinjection();
+        let mss = u64::from(self.config.mss);
+        let window_room = self.peer_window_end().saturating_sub(self.send.nxt());
+        let (dsn, len, reinjection) = if let Some((dsn, len)) = next_reinjection {
+            (dsn, len, true)
+        } else {
+            let len = mss.min(self.send.backlog()).min(window_room);
+            let window_runt = len < mss.min(self.send.backlog()) && self.any_in_flight();
+            let nagle = self.nagle_holds(len);
+            if len == 0 || window_runt || nagle {
+                // Nothing new to send, only a runt the window allows, or a
+                // small segment Nagle's algorithm holds back.
+                if self.sched.copies_in_flight() {
+                    // Subflows that lag behind still owe copies of what the
+                    // others sent.
+                    self.refresh_sched_views(now);
+                    if let Some(p) = self.send_copy(now) {
+                        return Some(p);
+                    }
+                }
+                // Blocked by the peer's window (may penalise), or by a send
+                // buffer the application is waiting on (Linux: free space
+                // below half of what is queued; penalise only when full).
+                let (blocked, may_penalise) = if self.send.backlog() == 0 || nagle {
+                    for sf in &mut self.subflows {
+                        sf.mark_app_limited();
+                    }
+                    let room = self.send.room();
+                    (2 * room < self.send.capacity() - room, room == 0)
+                } else {
+                    if !self.window_stalled {
+                        // Data waits for the peer's window: head-of-line blocking.
+                        self.window_stalled = true;
+                        self.window_stalls += 1;
+                    }
+                    (true, true)
+                };
+                if blocked && self.opportunistic {
+                    if let Some(p) = self.opportunistic_retransmission(now, may_penalise) {
+                        return Some(p);
+                    }
+                }
+                self.arm_persist(now);
+                return None;
+            }
+            self.window_stalled = false;
+            (self.send.nxt(), len as u32, false)
+        };
+        self.refresh_sched_views(now);
+        let conn = SchedConn {
+            now,
+            backlog: self.send.backlog(),
+            window_room,
+            send_window: self.peer_window_end().saturating_sub(self.send.una()),
+            window_stalls: self.window_stalls,
+        };
+        let i = match self.sched.select(&conn, &self.sched_views) {
+            Decision::Send(i) => i,
+            Decision::SendAll => return self.send_redundant(now, dsn, len, reinjection),
+            Decision::Wait => return None,
+        };
+        if !self.subflows.get(i).is_some_and(|s| s.is_established()) || !self.window_space(i, len) {
+            return None;
+        }
+        if reinjection {
+            self.reinject.remove(&dsn);
+            self.subflows[i].counters.reinjected_bytes += u64::from(len);
+        } else {
+            self.take_new(len);
+        }
+        Some(self.send_data(now, i, dsn, len))
+    }
+
+    /// Nagle's algorithm as Linux applies it (Minshall's variant,
+    /// `tcp_nagle_check`): a segment shorter than the MSS that is all the
+    /// application has written waits while an earlier short segment is
+    /// unacknowledged, so an application writing a few bytes at a time does
+    /// not send a packet per write. Off with `Config::nodelay` (TCP_NODELAY).
+    pub(super) fn nagle_holds(&self, len: u64) -> bool {
+        !self.config.nodelay
+            && len < u64::from(self.config.mss)
+            && len == self.send.backlog()
+            && self.short_sent_end > self.send.una()
+    }
+
+    /// Takes `len` new bytes for sending, remembering where the last short
+    /// segment ends (Linux's `snd_sml`) for Nagle's algorithm.
+    pub(super) fn take_new(&mut self, len: u32) {
+        self.send.take_new(u64::from(len));
+        if len < self.config.mss {
+            self.short_sent_end = self.send.nxt();
+        }
+    }
+
+    pub(super) fn refresh_sched_views(&mut self, now: Instant) {
+        self.sched_views.clear();
+        for i in 0..self.subflows.len() {
+            let paced = self.paced(now, i);
+            let s = &self.subflows[i];
+            self.sched_views.push(SchedPath {
+                srtt: s.rtt.srtt(),
+                rttvar: s.rtt.rttvar(),
+                cwnd: self.cc.window(i),
+                bytes_in_flight: s.bytes_in_flight(),
+                mss: s.mss,
+                backup: s.backup,
+                potentially_failed: s.potentially_failed(),
+                active: s.is_established(),
+                paced,
+                delivery_rate: s.last_delivery_rate(),
+            });
+        }
+    }
+
+    /// Redundant scheduling: the fastest subflow with room that lags behind
+    /// the others sends a copy of the next data it has not carried (still
+    /// unacknowledged); when none lags, the fastest with room sends the
+    /// segment the connection has ready.
+    pub(super) fn send_redundant(&mut self, now: Instant, dsn: u64, len: u32, reinjection: bool) -> Option<Packet> {
+        if let Some(p) = self.send_copy(now) {
+            return Some(p);
+        }
+        let views = &self.sched_views;
+        let i = crate::sched::fastest(views, |i| views[i].has_window_space())?;
+        if !self.window_space(i, len) {
+            return None;
+        }
+        if reinjection {
+            self.reinject.remove(&dsn);
+        } else {
+            self.take_new(len);
+            self.subflows[i].carried_to = self.send.nxt();
+        }
+        Some(self.send_data(now, i, dsn, len))
+    }
+
+    /// A copy for the fastest subflow with room that has not carried
+    /// everything sent so far, if there is one.
+    pub(super) fn send_copy(&mut self, now: Instant) -> Option<Packet> {
+        let (una, nxt, mss) = (self.send.una(), self.send.nxt(), u64::from(self.config.mss));
+        let views = &self.sched_views;
+        let subflows = &self.subflows;
+        let behind = |i: usize| subflows[i].carried_to.max(una) < nxt;
+        let i = crate::sched::fastest(views, |i| views[i].has_window_space() && behind(i))?;
+        let start = self.subflows[i].carried_to.max(una);
+        let copy = (nxt - start).min(mss) as u32;
+        if !self.window_space(i, copy) {
+            return None;
+        }
+        self.subflows[i].carried_to = start + u64::from(copy);
+        Some(self.send_data(now, i, start, copy))
+    }
+
+    pub(super) fn any_in_flight(&self) -> bool {
+        self.subflows.iter().filter(|s| s.is_open()).any(|s| s.bytes_in_flight() > 0 || !s.retransmit.is_empty())
+    }
+
+    /// With data waiting, a closed window and nothing in flight, no ACK will
+    /// come to reopen the window: probe after an RTO (RFC 9293 persist timer).
+    pub(super) fn arm_persist(&mut self, now: Instant) {
+        let blocked = self.send.backlog() > 0 && self.send.nxt() >= self.peer_window_end();
+        if !blocked || self.any_in_flight() || self.timers.get(Timer::Persist).is_some() {
+            return;
+        }
+        let rto = self.best_usable_subflow().map_or(self.config.initial_rto, |i| self.rto_of(i));
+        self.timers
+            .set(Timer::Persist, now + rto.saturating_mul(1 << self.persist_backoff.min(10)).min(self.config.max_rto));
+    }
+
+    pub(super) fn send_data(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Packet {
+        let rto = self.rto_of(i);
+        if let Some(rate) = self.cc.pacing_rate(i).filter(|&r| r > 0) {
+            // Space packets at the pacing rate in payload bytes, the unit the
+            // delivery-rate samples measure. Charging headers too would pace
+            // below the estimated rate, and with small segments (under about
+            // 200 bytes) ProbeBW's 1.25 gain could no longer lift the samples
+            // above the estimate: BBR's bandwidth would decay to nothing.
+            let gap = Duration::from_nanos(u64::from(len) * 1_000_000_000 / rate);
+            let sf = &mut self.subflows[i];
+            sf.next_send_time = sf.next_send_time.max(now) + gap;
+        }
+        let in_flight = self.subflows[i].bytes_in_flight();
+        debug_assert!(
+            len == 0 || in_flight == 0 || in_flight + u64::from(len) <= self.cc.window(i),
+            "subflow {i}: {in_flight} in flight + {len} exceeds the window {}",
+            self.cc.window(i)
+        );
+        debug_assert!(
+            dsn + u64::from(len) <= self.peer_window_end(),
+            "[{dsn}, +{len}) beyond the peer's window {}",
+            self.peer_window_end()
+        );
+        debug_assert!(len == 0 || dsn >= self.send.una(), "re-sending acknowledged data at {dsn}");
+        let pn_floor = self.subflows[i].pn_floor();
+        let pn = self.subflows[i].on_sent(now, dsn, len, rto);
+        if len > 0 {
+            self.arm_data_rto(now);
+        }
+        let payload = match self.send.payload(dsn, len) {
+            Chunk::Bytes(b) if len > 0 => b,
+            _ => Vec::new(),
+        };
+        Packet { subflow: Self::id(i), frame: Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload }) }
+    }
+}
