@@ -186,7 +186,12 @@ impl<'a> Runner<'a> {
                 self.last_sample = Some(now);
             }
             if now == self.next_sample {
-                self.next_sample += self.scenario.sample_interval;
+                // A zero interval (not from a scenario file, which refuses
+                // it) means one sample at the start and one at the end.
+                self.next_sample = match self.scenario.sample_interval {
+                    Duration::ZERO => self.end,
+                    interval => now + interval,
+                };
             }
             if finished || now >= until {
                 return;
@@ -375,5 +380,29 @@ pub fn utilisation(busy: Duration, elapsed: Duration) -> f64 {
         busy.as_nanos() as f64 / elapsed.as_nanos() as f64
     } else {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Samples come every interval after every event at that instant, and
+    /// once at the end; a zero interval (possible only when a scenario is
+    /// built in code) gives just the start and the end, not a loop.
+    #[test]
+    fn samples_fall_on_the_interval_and_the_end() {
+        let mut s = crate::parse(crate::DEFAULT_SCENARIO, "t").unwrap();
+        let opts = RunOptions { seed: None, duration: Some(Duration::from_millis(250)) };
+        let times = |s: &Scenario| {
+            let mut rec = Recorder::default();
+            run_with(s, opts, &mut rec, &mut |_| {}).unwrap();
+            let mut t: Vec<u64> = rec.subflows.iter().map(|r| r.time.as_nanos() / 1_000_000).collect();
+            t.dedup();
+            t
+        };
+        assert_eq!(times(&s), [0, 100, 200, 250]);
+        s.sample_interval = Duration::ZERO;
+        assert_eq!(times(&s), [0, 250]);
     }
 }
