@@ -1,6 +1,8 @@
 //! Braid's lab: scenario files, runs, summaries and result folders.
 
+pub mod bench;
 pub mod campaign;
+pub mod estimate;
 pub mod plot;
 pub mod report;
 pub mod run;
@@ -12,5 +14,5 @@ pub mod sweep_report;
 pub mod sweep_results;
 pub mod units;
 
-pub use run::{run, RunOptions, Summary, SUMMARY_SCHEMA};
+pub use run::{run, run_with, RunOptions, Runner, Summary, SUMMARY_SCHEMA};
 pub use scenario::{load, parse, Scenario, ScenarioError, DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME};

@@ -1,13 +1,15 @@
 //! Human-readable table and the results folder (`summary.json`,
-//! `subflows.csv`, `links.csv`).
+//! `subflows.csv`, `links.csv`, `timeseries.svg`).
 
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use braid_sim::Sim;
+use braid_proto::{Duration, Instant};
+use braid_sim::{LinkSample, SampleSink, SubflowSample};
 
+use crate::plot::PlotData;
 use crate::run::Summary;
+use crate::scenario::Scenario;
 
 /// The summary as an aligned text table.
 pub fn table(s: &Summary) -> String {
@@ -57,10 +59,11 @@ pub fn table(s: &Summary) -> String {
         let ms = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.1} ms"));
         let _ = writeln!(
             out,
-            "  out-of-order queue mean {:.1} kB, max {:.1} kB; write-to-read delay mean {}, p99 {}",
+            "  out-of-order queue mean {:.1} kB, max {:.1} kB; write-to-read delay (send buffer included) mean {}, p50 {}, p99 {}",
             f.ooo_bytes_mean / 1e3,
             f.ooo_bytes_max as f64 / 1e3,
             ms(f.delay_mean_ms),
+            ms(f.delay_p50_ms),
             ms(f.delay_p99_ms)
         );
         if let Some(e) = &f.error {
@@ -90,60 +93,158 @@ pub fn table(s: &Summary) -> String {
     out
 }
 
-/// Writes `summary.json`, `subflows.csv`, `links.csv` and the figure
-/// `timeseries.svg` into `dir`.
-pub fn write_results(dir: &Path, summary: &Summary, sim: &Sim, flow_paths: &[Vec<String>]) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+/// Writes `summary.json` into `dir`.
+pub fn write_summary(dir: &Path, summary: &Summary) -> std::io::Result<()> {
     let json = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
-    std::fs::write(dir.join("summary.json"), json + "\n")?;
+    std::fs::write(dir.join("summary.json"), json + "\n")
+}
 
-    let rec = sim.recorder();
-    let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("subflows.csv"))?);
-    writeln!(
-        w,
-        "time_s,flow,path,goodput_mbps,cwnd_bytes,srtt_ms,in_flight_bytes,retransmissions,ooo_bytes,delivered_bytes"
-    )?;
-    // Rows come in time order; remember each subflow's previous row to turn
-    // cumulative counters into per-interval goodput.
-    let mut prev: Vec<Vec<Option<(f64, u64)>>> = flow_paths.iter().map(|p| vec![None; p.len()]).collect();
-    for r in &rec.subflows {
-        let (f, s) = (r.flow as usize, r.subflow as usize);
-        let t = r.time.as_secs_f64();
-        let rate = match prev[f][s] {
-            Some((t0, b0)) if t > t0 => (r.received_new - b0) as f64 * 8.0 / (t - t0) / 1e6,
-            _ => 0.0,
+type CsvFile = csv::Writer<std::fs::File>;
+
+/// The time series of `--out DIR`, written while the run samples:
+/// `subflows.csv` and `links.csv` (through the `csv` crate, so names with
+/// commas, quotes or newlines stay one field) and, at [`finish`], the
+/// figure `timeseries.svg`. Memory stays a per-subflow constant whatever
+/// the run's length.
+///
+/// [`finish`]: TimeSeriesWriter::finish
+pub struct TimeSeriesWriter {
+    dir: PathBuf,
+    subflows: CsvFile,
+    links: CsvFile,
+    /// Flow names, and path names indexed by `first[flow] + subflow`.
+    flow_names: Vec<String>,
+    first: Vec<usize>,
+    path_names: Vec<String>,
+    link_names: Vec<String>,
+    /// Previous row's time and counter, per subflow and per link, to turn
+    /// cumulative counters into per-interval rates.
+    prev_subflow: Vec<Option<(Instant, u64)>>,
+    prev_link: Vec<Option<(Instant, Duration)>>,
+    plot: PlotData,
+    /// The first write error; reported by `finish`.
+    error: Option<csv::Error>,
+}
+
+impl TimeSeriesWriter {
+    /// Creates `dir` (if missing) and the CSV files with their headers, so a
+    /// folder that cannot be written is reported before the run starts.
+    pub fn create(dir: &Path, scenario: &Scenario, duration: Duration) -> std::io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let open = |name: &str, header: &[&str]| -> std::io::Result<CsvFile> {
+            let mut w = csv::Writer::from_path(dir.join(name)).map_err(std::io::Error::other)?;
+            w.write_record(header).map_err(std::io::Error::other)?;
+            Ok(w)
         };
-        prev[f][s] = Some((t, r.received_new));
-        let srtt = r.srtt.map_or(String::new(), |d| format!("{:.3}", d.as_millis_f64()));
-        writeln!(
-            w,
-            "{t:.3},{},{},{rate:.3},{},{srtt},{},{},{},{}",
-            sim.flows()[f].name,
-            flow_paths[f][s],
-            r.cwnd,
-            r.bytes_in_flight,
-            r.retransmissions,
-            r.ooo_bytes,
-            r.delivered
+        let subflows = open(
+            "subflows.csv",
+            &[
+                "time_s",
+                "flow",
+                "path",
+                "goodput_mbps",
+                "cwnd_bytes",
+                "srtt_ms",
+                "in_flight_bytes",
+                "retransmissions",
+                "ooo_bytes",
+                "delivered_bytes",
+            ],
         )?;
+        let links = open("links.csv", &["time_s", "link", "utilization", "drops", "queue_packets"])?;
+        let path_names: Vec<String> = scenario.flow_paths.iter().flatten().cloned().collect();
+        Ok(TimeSeriesWriter {
+            dir: dir.to_path_buf(),
+            subflows,
+            links,
+            flow_names: scenario.flows.iter().map(|f| f.name.clone()).collect(),
+            first: scenario.flow_paths.iter().scan(0, |n, p| Some(std::mem::replace(n, *n + p.len()))).collect(),
+            prev_subflow: vec![None; path_names.len()],
+            path_names,
+            link_names: scenario.topology.links.iter().map(|l| l.name.clone()).collect(),
+            prev_link: vec![None; scenario.topology.links.len()],
+            plot: PlotData::new(scenario, duration),
+            error: None,
+        })
     }
-    w.flush()?;
 
-    let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join("links.csv"))?);
-    writeln!(w, "time_s,link,utilization,drops,queue_packets")?;
-    let mut prev: Vec<Option<(f64, u64)>> = vec![None; sim.links().len()];
-    for r in &rec.links {
-        let l = r.link as usize;
-        let t = r.time.as_secs_f64();
-        let util = match prev[l] {
-            Some((t0, b0)) if t > t0 => {
-                (r.bytes_sent - b0) as f64 * 8.0 / ((t - t0) * sim.links()[l].spec.rate_bps as f64)
-            }
+    /// Flushes the CSV files and draws `timeseries.svg`.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(std::io::Error::other(e));
+        }
+        self.subflows.flush()?;
+        self.links.flush()?;
+        crate::plot::write_timeseries(&self.dir.join("timeseries.svg"), &self.plot).map_err(std::io::Error::other)
+    }
+
+    fn record(&mut self, which: Which, fields: &[&str]) {
+        if self.error.is_some() {
+            return;
+        }
+        let w = match which {
+            Which::Subflows => &mut self.subflows,
+            Which::Links => &mut self.links,
+        };
+        if let Err(e) = w.write_record(fields) {
+            self.error = Some(e);
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Which {
+    Subflows,
+    Links,
+}
+
+/// Seconds with millisecond precision, as the CSV files print times.
+fn time_s(t: Instant) -> String {
+    format!("{:.3}", t.as_nanos() as f64 / 1e9)
+}
+
+impl SampleSink for TimeSeriesWriter {
+    fn subflow(&mut self, r: &SubflowSample) {
+        self.plot.subflow(r);
+        let (f, i) = (r.flow as usize, self.first[r.flow as usize] + r.subflow as usize);
+        let rate = match self.prev_subflow[i] {
+            Some((t0, b0)) if r.time > t0 => (r.received_new - b0) as f64 * 8e3 / (r.time - t0).as_nanos() as f64,
             _ => 0.0,
         };
-        prev[l] = Some((t, r.bytes_sent));
-        writeln!(w, "{t:.3},{},{util:.4},{},{}", sim.links()[l].spec.name, r.drops, r.queue_packets)?;
+        self.prev_subflow[i] = Some((r.time, r.received_new));
+        let srtt = r.srtt.map_or(String::new(), |d| format!("{:.3}", d.as_nanos() as f64 / 1e6));
+        let flow = std::mem::take(&mut self.flow_names[f]);
+        let path = std::mem::take(&mut self.path_names[i]);
+        self.record(
+            Which::Subflows,
+            &[
+                &time_s(r.time),
+                &flow,
+                &path,
+                &format!("{rate:.3}"),
+                &r.cwnd.to_string(),
+                &srtt,
+                &r.bytes_in_flight.to_string(),
+                &r.retransmissions.to_string(),
+                &r.ooo_bytes.to_string(),
+                &r.delivered.to_string(),
+            ],
+        );
+        (self.flow_names[f], self.path_names[i]) = (flow, path);
     }
-    w.flush()?;
-    crate::plot::write_timeseries(&dir.join("timeseries.svg"), sim, flow_paths).map_err(std::io::Error::other)
+
+    fn link(&mut self, r: &LinkSample) {
+        let l = r.link as usize;
+        let util = match self.prev_link[l] {
+            Some((t0, busy0)) if r.time > t0 => crate::run::utilisation(r.busy - busy0, r.time - t0),
+            _ => 0.0,
+        };
+        self.prev_link[l] = Some((r.time, r.busy));
+        let name = std::mem::take(&mut self.link_names[l]);
+        self.record(
+            Which::Links,
+            &[&time_s(r.time), &name, &format!("{util:.4}"), &r.drops.to_string(), &r.queue_packets.to_string()],
+        );
+        self.link_names[l] = name;
+    }
 }

@@ -2,10 +2,10 @@
 //! record documented in `docs/summary-schema.md`.
 
 use braid_proto::{Duration, Instant};
-use braid_sim::{BuildError, Sim, Source};
+use braid_sim::{BuildError, FlowSpec, LinkSample, Recorder, SampleSink, Sim, Source, SubflowSample};
 use serde::Serialize;
 
-use crate::scenario::Scenario;
+use crate::scenario::{secs, Scenario};
 
 /// Version tag of the summary schema; bump on incompatible changes.
 pub const SUMMARY_SCHEMA: &str = "braid.run.v1";
@@ -93,8 +93,9 @@ pub struct SubflowSummary {
 pub struct LinkSummary {
     pub name: String,
     pub rate_mbps: f64,
-    /// Fraction of capacity used over the run.
+    /// Fraction of the run the link spent transmitting (at most 1).
     pub utilization: f64,
+    /// Bytes that finished transmitting.
     pub bytes_sent: u64,
     pub drops_queue: u64,
     /// Early drops by RED (0 on drop-tail links).
@@ -113,51 +114,191 @@ pub struct RunOptions {
 /// Runs `scenario`, calling `progress` with the fraction of simulated time
 /// done (about a hundred times). Returns the finished simulator and summary.
 pub fn run(scenario: &Scenario, opts: RunOptions, progress: &mut dyn FnMut(f64)) -> Result<(Sim, Summary), BuildError> {
-    let seed = opts.seed.unwrap_or(scenario.seed);
-    let duration = opts.duration.unwrap_or(scenario.duration);
-    let mut sim = Sim::new(scenario.topology.clone(), scenario.flows.clone(), seed, scenario.sample_interval)?;
-    let end = Instant::ZERO + duration;
-    let step = Duration::from_nanos((duration.as_nanos() / 100).max(1));
-    let mut t = Instant::ZERO;
-    while t < end && !sim.all_sized_flows_done() {
-        t = (t + step).min(end);
-        sim.run(t);
-        progress(t.as_secs_f64() / end.as_secs_f64());
-    }
-    sim.sample();
-    let summary = summarise(scenario, &sim, seed);
-    Ok((sim, summary))
+    run_with(scenario, opts, &mut None::<Recorder>, progress)
 }
 
-fn mbps(bytes: u64, secs: f64) -> f64 {
-    if secs > 0.0 {
-        bytes as f64 * 8.0 / secs / 1e6
+/// [`run`], also handing every sample's rows to `timeseries` (a CSV
+/// writer, a [`Recorder`], ...). The summary's sampled figures are
+/// aggregated while sampling, so no time series is kept for it.
+pub fn run_with(
+    scenario: &Scenario,
+    opts: RunOptions,
+    timeseries: &mut dyn SampleSink,
+    progress: &mut dyn FnMut(f64),
+) -> Result<(Sim, Summary), BuildError> {
+    let mut runner = Runner::new(scenario, opts)?;
+    let end = runner.end;
+    let step = Duration::from_nanos((end.as_nanos() / 100).max(1));
+    let mut t = Instant::ZERO;
+    while !runner.finished() {
+        t = (t + step).min(end);
+        runner.advance(t, timeseries);
+        progress(runner.sim.now().as_nanos() as f64 / end.as_nanos() as f64);
+    }
+    Ok(runner.finish())
+}
+
+/// A run in progress: the simulator, sampled on the scenario's interval
+/// (after every event at the sample instant, and once more at the end).
+#[derive(Debug)]
+pub struct Runner<'a> {
+    scenario: &'a Scenario,
+    seed: u64,
+    sim: Sim,
+    stats: SampleStats,
+    end: Instant,
+    next_sample: Instant,
+    last_sample: Option<Instant>,
+}
+
+impl<'a> Runner<'a> {
+    pub fn new(scenario: &'a Scenario, opts: RunOptions) -> Result<Self, BuildError> {
+        let seed = opts.seed.unwrap_or(scenario.seed);
+        let sim = Sim::new(scenario.topology.clone(), scenario.flows.clone(), seed)?;
+        Ok(Runner {
+            scenario,
+            seed,
+            sim,
+            stats: SampleStats::new(&scenario.flows),
+            end: Instant::ZERO + opts.duration.unwrap_or(scenario.duration),
+            next_sample: Instant::ZERO,
+            last_sample: None,
+        })
+    }
+
+    pub fn sim(&self) -> &Sim {
+        &self.sim
+    }
+
+    /// True at the end of the run, or once every flow is a completed sized transfer.
+    pub fn finished(&self) -> bool {
+        self.sim.now() >= self.end || self.sim.all_sized_flows_done()
+    }
+
+    /// Runs up to `until` (at most the end), sampling on the way.
+    pub fn advance(&mut self, until: Instant, timeseries: &mut dyn SampleSink) {
+        let until = until.min(self.end);
+        loop {
+            let now = self.sim.run(self.next_sample.min(until));
+            let finished = self.finished();
+            if (now == self.next_sample || finished) && self.last_sample != Some(now) {
+                self.sim.sample(&mut (&mut self.stats, &mut *timeseries));
+                self.last_sample = Some(now);
+            }
+            if now == self.next_sample {
+                // A zero interval (not from a scenario file, which refuses
+                // it) means one sample at the start and one at the end.
+                self.next_sample = match self.scenario.sample_interval {
+                    Duration::ZERO => self.end,
+                    interval => now + interval,
+                };
+            }
+            if finished || now >= until {
+                return;
+            }
+        }
+    }
+
+    /// The simulator and the summary of the run so far.
+    pub fn finish(self) -> (Sim, Summary) {
+        let summary = summarise(self.scenario, &self.sim, &self.stats, self.seed);
+        (self.sim, summary)
+    }
+}
+
+/// Running sums of the sampled figures a summary reports (mean SRTT and
+/// cwnd per subflow, out-of-order queue per flow), kept while sampling.
+#[derive(Clone, Debug)]
+struct SampleStats {
+    /// Index in `subflows` of each flow's first subflow.
+    first: Vec<usize>,
+    subflows: Vec<SubflowTotals>,
+    flows: Vec<FlowTotals>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct SubflowTotals {
+    samples: u64,
+    cwnd_sum: u128,
+    srtt_samples: u64,
+    srtt_sum_ns: u128,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct FlowTotals {
+    samples: u64,
+    ooo_sum: u128,
+    ooo_max: u64,
+}
+
+impl SampleStats {
+    fn new(flows: &[FlowSpec]) -> Self {
+        let first = flows.iter().scan(0, |n, f| Some(std::mem::replace(n, *n + f.subflows.len()))).collect();
+        let total = flows.iter().map(|f| f.subflows.len()).sum();
+        SampleStats {
+            first,
+            subflows: vec![SubflowTotals::default(); total],
+            flows: vec![FlowTotals::default(); flows.len()],
+        }
+    }
+
+    fn subflow(&self, flow: usize, subflow: usize) -> &SubflowTotals {
+        &self.subflows[self.first[flow] + subflow]
+    }
+}
+
+impl SampleSink for SampleStats {
+    fn subflow(&mut self, r: &SubflowSample) {
+        let (f, s) = (r.flow as usize, r.subflow as usize);
+        let t = &mut self.subflows[self.first[f] + s];
+        t.samples += 1;
+        t.cwnd_sum += u128::from(r.cwnd);
+        if let Some(srtt) = r.srtt {
+            t.srtt_samples += 1;
+            t.srtt_sum_ns += u128::from(srtt.as_nanos());
+        }
+        if s == 0 {
+            let t = &mut self.flows[f];
+            t.samples += 1;
+            t.ooo_sum += u128::from(r.ooo_bytes);
+            t.ooo_max = t.ooo_max.max(r.ooo_bytes);
+        }
+    }
+    fn link(&mut self, _: &LinkSample) {}
+}
+
+fn mbps(bytes: u64, ns: u64) -> f64 {
+    if ns > 0 {
+        bytes as f64 * 8e3 / ns as f64
     } else {
         0.0
     }
 }
 
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
-    let (sum, n) = values.fold((0.0, 0u64), |(s, n), v| (s + v, n + 1));
-    (n > 0).then(|| sum / n as f64)
+/// `sum / n`, or `None` without samples.
+fn mean(sum: u128, n: u64) -> Option<f64> {
+    (n > 0).then(|| sum as f64 / n as f64)
 }
 
-pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
+/// Whole nanoseconds as milliseconds, converted once.
+fn ms(d: Duration) -> f64 {
+    d.as_nanos() as f64 / 1e6
+}
+
+fn summarise(scenario: &Scenario, sim: &Sim, stats: &SampleStats, seed: u64) -> Summary {
     let end = sim.now();
-    let rec = sim.recorder();
     let flows = sim
         .flows()
         .iter()
         .enumerate()
         .map(|(f, spec)| {
             let out = sim.outcome(f);
-            let active = out.completed_at.unwrap_or(end).saturating_since(spec.start).as_secs_f64();
-            let rows = || rec.subflows.iter().filter(move |r| r.flow as usize == f);
+            let active = out.completed_at.unwrap_or(end).saturating_since(spec.start).as_nanos();
             let subflows = (0..spec.subflows.len())
                 .map(|s| {
                     let tx = sim.sender(f).subflow_stats(s).unwrap_or_default();
                     let rx = sim.receiver(f).subflow_stats(s).unwrap_or_default();
-                    let mine = || rows().filter(move |r| r.subflow as usize == s);
+                    let sampled = stats.subflow(f, s);
                     SubflowSummary {
                         path: scenario.flow_paths[f][s].clone(),
                         backup: spec.subflows[s].1,
@@ -167,24 +308,24 @@ pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
                         retransmissions: tx.counters.retransmissions,
                         reinjected_bytes: tx.counters.reinjected_bytes,
                         rtos: tx.counters.rtos,
-                        srtt_mean_ms: mean(mine().filter_map(|r| r.srtt.map(|d| d.as_millis_f64()))),
-                        min_rtt_ms: tx.min_rtt.map(|d| d.as_millis_f64()),
-                        cwnd_mean_bytes: mean(mine().map(|r| r.cwnd as f64)).unwrap_or(0.0),
+                        srtt_mean_ms: mean(sampled.srtt_sum_ns, sampled.srtt_samples).map(|ns| ns / 1e6),
+                        min_rtt_ms: tx.min_rtt.map(ms),
+                        cwnd_mean_bytes: mean(sampled.cwnd_sum, sampled.samples).unwrap_or(0.0),
                     }
                 })
                 .collect();
-            let ooo = || rows().filter(|r| r.subflow == 0).map(|r| r.ooo_bytes);
+            let ooo = &stats.flows[f];
             FlowSummary {
                 name: spec.name.clone(),
                 cc: spec.cc.clone(),
                 scheduler: spec.scheduler.clone(),
-                start_s: spec.start.as_secs_f64(),
+                start_s: secs(spec.start.as_nanos()),
                 size_bytes: spec.size,
                 app_rate_mbps: match spec.source {
                     Source::Bulk => None,
                     Source::ConstantRate { bits_per_sec, .. } => Some(bits_per_sec as f64 / 1e6),
                 },
-                completion_time_s: out.completed_at.map(|t| t.saturating_since(spec.start).as_secs_f64()),
+                completion_time_s: out.completed_at.map(|t| secs(t.saturating_since(spec.start).as_nanos())),
                 goodput_mbps: mbps(out.delivered, active),
                 bytes_delivered: out.delivered,
                 corrupted_bytes: out.corrupted_bytes,
@@ -192,10 +333,10 @@ pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
                 reinjected_bytes: sim.sender(f).stats().reinjected_bytes,
                 send_buffer_bytes: sim.sender(f).stats().send_buffer,
                 recv_buffer_bytes: sim.receiver(f).stats().recv_buffer,
-                ooo_bytes_mean: mean(ooo().map(|b| b as f64)).unwrap_or(0.0),
-                ooo_bytes_max: ooo().max().unwrap_or(0),
+                ooo_bytes_mean: mean(ooo.ooo_sum, ooo.samples).unwrap_or(0.0),
+                ooo_bytes_max: ooo.ooo_max,
                 per_packet_delay_ms: (out.delivered > 0)
-                    .then(|| 1000.0 * SEED004_FRAME_BYTES * active / out.delivered as f64),
+                    .then(|| SEED004_FRAME_BYTES * active as f64 / 1e6 / out.delivered as f64),
                 delay_mean_ms: out.delay.mean_ms(),
                 delay_p50_ms: out.delay.quantile_ms(0.5),
                 delay_p95_ms: out.delay.quantile_ms(0.95),
@@ -204,33 +345,64 @@ pub fn summarise(scenario: &Scenario, sim: &Sim, seed: u64) -> Summary {
             }
         })
         .collect();
-    let secs = end.as_secs_f64();
     let links = sim
         .links()
         .iter()
-        .map(|l| LinkSummary {
-            name: l.spec.name.clone(),
-            rate_mbps: l.spec.rate_bps as f64 / 1e6,
-            utilization: if secs > 0.0 {
-                l.stats.bytes_sent as f64 * 8.0 / (l.spec.rate_bps as f64 * secs)
-            } else {
-                0.0
-            },
-            bytes_sent: l.stats.bytes_sent,
-            drops_queue: l.stats.drops_queue,
-            drops_early: l.stats.drops_early,
-            drops_random: l.stats.drops_random,
-            drops_down: l.stats.drops_down,
+        .map(|l| {
+            let stats = l.stats(end);
+            LinkSummary {
+                name: l.spec.name.clone(),
+                rate_mbps: l.spec.rate_bps as f64 / 1e6,
+                utilization: utilisation(l.busy_time(end), end - Instant::ZERO),
+                bytes_sent: stats.bytes_sent,
+                drops_queue: stats.drops_queue,
+                drops_early: stats.drops_early,
+                drops_random: stats.drops_random,
+                drops_down: stats.drops_down,
+            }
         })
         .collect();
     Summary {
         schema: SUMMARY_SCHEMA,
         scenario: scenario.name.clone(),
         seed,
-        duration_s: secs,
+        duration_s: secs(end.as_nanos()),
         flows,
         links,
         events: sim.events_run(),
         packets: sim.packets_sent(),
+    }
+}
+
+/// Fraction of `elapsed` a link spent transmitting: at most 1.
+pub fn utilisation(busy: Duration, elapsed: Duration) -> f64 {
+    if elapsed > Duration::ZERO {
+        busy.as_nanos() as f64 / elapsed.as_nanos() as f64
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Samples come every interval after every event at that instant, and
+    /// once at the end; a zero interval (possible only when a scenario is
+    /// built in code) gives just the start and the end, not a loop.
+    #[test]
+    fn samples_fall_on_the_interval_and_the_end() {
+        let mut s = crate::parse(crate::DEFAULT_SCENARIO, "t").unwrap();
+        let opts = RunOptions { seed: None, duration: Some(Duration::from_millis(250)) };
+        let times = |s: &Scenario| {
+            let mut rec = Recorder::default();
+            run_with(s, opts, &mut rec, &mut |_| {}).unwrap();
+            let mut t: Vec<u64> = rec.subflows.iter().map(|r| r.time.as_nanos() / 1_000_000).collect();
+            t.dedup();
+            t
+        };
+        assert_eq!(times(&s), [0, 100, 200, 250]);
+        s.sample_interval = Duration::ZERO;
+        assert_eq!(times(&s), [0, 250]);
     }
 }

@@ -10,9 +10,11 @@
 //!
 //! The schema is documented with examples in `docs/scenarios.md`.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use braid_proto::{cc, sched, Config, Duration, Instant, SendAutotune};
+use braid_sim::topology::CORE_LINK;
 use braid_sim::{FlowSpec, LinkParams, QueueLimit, Red, Source, Topology};
 use serde::Deserialize;
 
@@ -44,6 +46,8 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
     /// Path names per flow, parallel to `flows[i].subflows`.
     pub flow_paths: Vec<Vec<String>>,
+    /// The file the scenario came from, as errors and warnings name it.
+    pub file: String,
 }
 
 // ---- raw file shape ----
@@ -186,11 +190,14 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
     if raw.flow.is_empty() {
         return Err(cx.invalid("flow", "a scenario needs at least one [[flow]]"));
     }
-    let (topology, flow_paths) = build_topology(&cx, &raw)?;
+    let (topology, flow_paths, link_keys) = build_topology(&cx, &raw)?;
+    // Looked up once per subflow: a map, so 10,000 flows parse in linear time.
+    let path_ids: HashMap<&str, usize> = topology.paths.iter().enumerate().map(|(i, p)| (p.name.as_str(), i)).collect();
     let mut flows = Vec::new();
     for (i, f) in raw.flow.iter().enumerate() {
-        flows.push(build_flow(&cx, i, f, &topology, &flow_paths[i])?);
+        flows.push(build_flow(&cx, i, f, &topology, &path_ids, &flow_paths[i])?);
     }
+    check_byte_queues(&cx, &topology, &flows, &link_keys)?;
     let mut names: Vec<&str> = flows.iter().map(|f| f.name.as_str()).collect();
     names.sort_unstable();
     if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
@@ -205,7 +212,46 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
         topology,
         flows,
         flow_paths,
+        file: file.to_string(),
     })
+}
+
+impl Scenario {
+    /// Inputs that are valid but probably not what the author meant, for a
+    /// run of `duration` (the scenario's, or the command line's): each names
+    /// the file and the key, as errors do.
+    pub fn warnings(&self, duration: Duration) -> Vec<String> {
+        let end = Instant::ZERO + duration;
+        let mut out = Vec::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            let key = |k: &str| format!("{}: key `flow[{i}].{k}`", self.file);
+            if f.start >= end {
+                out.push(format!(
+                    "{}: the flow starts at {} s, when the run ({} s) is over; it sends nothing",
+                    key("start"),
+                    secs(f.start.as_nanos()),
+                    secs(duration.as_nanos())
+                ));
+                continue;
+            }
+            if let Source::ConstantRate { bits_per_sec, message } = f.source {
+                if f.source.message_time(f.start, 1).is_none_or(|second| second > end) {
+                    out.push(format!(
+                        "{}: one message of {message} bytes takes longer than the run to write at app_rate {} bit/s; \
+                         the application writes a single message, at its start",
+                        key("app_message"),
+                        bits_per_sec
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Whole nanoseconds as seconds, converted once (so "4.8s" prints as 4.8).
+pub fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
 }
 
 fn link_params(cx: &Ctx, key: &str, l: &RawLink, default_name: &str) -> Result<LinkParams, ScenarioError> {
@@ -227,7 +273,11 @@ fn link_params(cx: &Ctx, key: &str, l: &RawLink, default_name: &str) -> Result<L
         if to <= from {
             return Err(cx.invalid(k, format!("`to` ({to}) must be after `from` ({from})")));
         }
-        outages.push((Instant::ZERO + from, Instant::ZERO + to));
+        let (from, to) = (Instant::ZERO + from, Instant::ZERO + to);
+        if let Some(other) = outages.iter().position(|&(a, b)| from < b && a < to) {
+            return Err(cx.invalid(k, format!("overlaps {key}.down[{other}]; merge overlapping outages into one")));
+        }
+        outages.push((from, to));
     }
     let queue = queue_limit(queue, rate_bps, rtt);
     let red = match l.aqm.as_deref().unwrap_or("droptail") {
@@ -269,7 +319,11 @@ fn queue_limit(q: QueueSize, rate_bps: u64, rtt: Duration) -> QueueLimit {
     }
 }
 
-fn build_topology(cx: &Ctx, raw: &RawScenario) -> Result<(Topology, Vec<Vec<String>>), ScenarioError> {
+/// Per user-written link table: the link's name and the key of its table
+/// (`topology.link[1]`), so later checks can name the key.
+type LinkKeys = Vec<(String, String)>;
+
+fn build_topology(cx: &Ctx, raw: &RawScenario) -> Result<(Topology, Vec<Vec<String>>, LinkKeys), ScenarioError> {
     let t = &raw.topology;
     match t.kind.as_str() {
         "hybrid-access" => {
@@ -284,17 +338,7 @@ fn build_topology(cx: &Ctx, raw: &RawScenario) -> Result<(Topology, Vec<Vec<Stri
                     cx.invalid("topology.link", "hybrid-access needs at least one [[topology.link]] access link")
                 );
             }
-            let mut access = Vec::new();
-            for (i, l) in t.link.iter().enumerate() {
-                let p = link_params(cx, &format!("topology.link[{i}]"), l, &format!("L{}", i + 1))?;
-                if access.iter().any(|a: &LinkParams| a.name == p.name) || p.name == "L3" {
-                    return Err(cx.invalid(
-                        format!("topology.link[{i}].name"),
-                        format!("{:?} is already taken (L3 is the core link)", p.name),
-                    ));
-                }
-                access.push(p);
-            }
+            let access = access_links(cx, &t.link)?;
             let core = match &t.core_rate {
                 Some(r) => cx.field("topology.core_rate", parse_rate(r))?,
                 None => 2_000_000_000,
@@ -302,26 +346,37 @@ fn build_topology(cx: &Ctx, raw: &RawScenario) -> Result<(Topology, Vec<Vec<Stri
             let topo = braid_sim::topology::hybrid_access(&access, core);
             let mut flow_paths = Vec::new();
             for (i, f) in raw.flow.iter().enumerate() {
-                if f.subflows.is_some() || f.extra_rtt.is_some() {
-                    return Err(cx.invalid(
-                        format!("flow[{i}].subflows"),
-                        "hybrid-access flows choose access links with `paths = [\"L1\", ...]`",
-                    ));
+                for (k, set) in [("subflows", f.subflows.is_some()), ("extra_rtt", f.extra_rtt.is_some())] {
+                    if set {
+                        return Err(cx.invalid(
+                            format!("flow[{i}].{k}"),
+                            "belongs to kind = \"dumbbell\"; hybrid-access flows choose access links with `paths = [\"L1\", ...]`",
+                        ));
+                    }
                 }
                 let paths = f.paths.clone().unwrap_or_else(|| access.iter().map(|a| a.name.clone()).collect());
                 if paths.is_empty() {
                     return Err(cx.invalid(format!("flow[{i}].paths"), "needs at least one access link"));
                 }
+                if let Some(j) = (1..paths.len()).find(|&j| paths[..j].contains(&paths[j])) {
+                    return Err(cx.invalid(
+                        format!("flow[{i}].paths[{j}]"),
+                        format!("{:?} is listed twice; a flow opens one subflow per path", paths[j]),
+                    ));
+                }
                 flow_paths.push(paths);
             }
-            Ok((topo, flow_paths))
+            let keys =
+                access.iter().enumerate().map(|(i, a)| (a.name.clone(), format!("topology.link[{i}]"))).collect();
+            Ok((topo, flow_paths, keys))
         }
         "dumbbell" => {
-            if !t.link.is_empty() || t.core_rate.is_some() {
-                return Err(cx.invalid(
-                    "topology.link",
-                    "belongs to kind = \"hybrid-access\"; dumbbell uses [topology.bottleneck]",
-                ));
+            for (k, set) in [("topology.link", !t.link.is_empty()), ("topology.core_rate", t.core_rate.is_some())] {
+                if set {
+                    return Err(
+                        cx.invalid(k, "belongs to kind = \"hybrid-access\"; dumbbell uses [topology.bottleneck]")
+                    );
+                }
             }
             let b = t.bottleneck.as_ref().ok_or_else(|| {
                 cx.invalid("topology.bottleneck", "dumbbell needs a [topology.bottleneck] with at least `rate`")
@@ -345,7 +400,21 @@ fn build_topology(cx: &Ctx, raw: &RawScenario) -> Result<(Topology, Vec<Vec<Stri
                 paths.extend(names.iter().map(|p| (p.clone(), extra)));
                 flow_paths.push(names);
             }
-            Ok((braid_sim::topology::dumbbell(&bottleneck, &paths), flow_paths))
+            let topo = braid_sim::topology::dumbbell(&bottleneck, &paths);
+            // Path names are unique (flow names are), so only the
+            // bottleneck's own name can clash with an access link's.
+            let clash = topo
+                .links
+                .iter()
+                .skip(2)
+                .find(|l| l.name == bottleneck.name || l.name == format!("{}-rev", bottleneck.name));
+            if let Some(l) = clash {
+                return Err(cx.invalid(
+                    "topology.bottleneck.name",
+                    format!("{:?} clashes with the access link {:?}", bottleneck.name, l.name),
+                ));
+            }
+            Ok((topo, flow_paths, vec![(bottleneck.name, "topology.bottleneck".into())]))
         }
         other => {
             Err(cx.invalid("topology.kind", format!("unknown kind {other:?}: allowed \"hybrid-access\", \"dumbbell\"")))
@@ -366,11 +435,78 @@ fn parse_buffer<'m>(s: &str, modes: &[&'m str]) -> Result<(Option<&'m str>, Opti
     Ok((Some(mode), max.map(|m| parse_size(m.trim())).transpose()?))
 }
 
+/// Hybrid-access's access links. An unnamed link is `L<i+1>`, or the next
+/// free `L<n>` when another link took that name; every link, its reverse
+/// (`NAME-rev`) and the core link must have distinct names.
+fn access_links(cx: &Ctx, links: &[RawLink]) -> Result<Vec<LinkParams>, ScenarioError> {
+    let explicit: Vec<&str> = links.iter().filter_map(|l| l.name.as_deref()).collect();
+    // Names in use, each with what holds it.
+    let mut taken: Vec<(String, String)> = vec![
+        (CORE_LINK.into(), "the core link".into()),
+        (format!("{CORE_LINK}-rev"), "the core link's reverse (ACK) direction".into()),
+    ];
+    let is_taken = |taken: &[(String, String)], n: &str| taken.iter().any(|(t, _)| t == n);
+    let mut access = Vec::new();
+    for (i, l) in links.iter().enumerate() {
+        let default = (i + 1..)
+            .map(|n| format!("L{n}"))
+            .find(|n| !explicit.contains(&n.as_str()) && !is_taken(&taken, n))
+            .expect("unbounded");
+        let key = format!("topology.link[{i}]");
+        let p = link_params(cx, &key, l, &default)?;
+        let reverse = format!("{}-rev", p.name);
+        for (n, what) in [(&p.name, "is"), (&reverse, "would name this link's reverse (ACK) direction, but is")] {
+            if let Some((_, holder)) = taken.iter().find(|(t, _)| t == n) {
+                return Err(cx.invalid(format!("{key}.name"), format!("{n:?} {what} already the name of {holder}")));
+            }
+        }
+        taken.push((p.name.clone(), key.clone()));
+        taken.push((reverse, format!("{key}'s reverse (ACK) direction")));
+        access.push(p);
+    }
+    Ok(access)
+}
+
+/// A byte-limited queue must hold at least one full data packet of every
+/// flow that crosses it; a smaller one drops every packet that finds the
+/// link busy.
+fn check_byte_queues(cx: &Ctx, topo: &Topology, flows: &[FlowSpec], keys: &LinkKeys) -> Result<(), ScenarioError> {
+    for (i, f) in flows.iter().enumerate() {
+        let packet = u64::from(f.config.mss + braid_proto::packet::DATA_HEADER_BYTES);
+        for &(path, _) in &f.subflows {
+            for &l in &topo.paths[path].forward {
+                let link = &topo.links[l];
+                let QueueLimit::Bytes(b) = link.queue else { continue };
+                if b >= packet {
+                    continue;
+                }
+                let key = keys.iter().find(|(n, _)| *n == link.name).map_or("topology", |(_, k)| k.as_str());
+                return Err(cx.invalid(
+                    format!("{key}.queue"),
+                    format!(
+                        "{b} bytes hold no full packet of flow[{i}] ({packet} bytes on the wire: mss {} + {} header bytes)",
+                        f.config.mss,
+                        braid_proto::packet::DATA_HEADER_BYTES
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn names_of(list: &[(&str, &str)]) -> String {
     list.iter().map(|(n, _)| format!("{n:?}")).collect::<Vec<_>>().join(", ")
 }
 
-fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]) -> Result<FlowSpec, ScenarioError> {
+fn build_flow(
+    cx: &Ctx,
+    i: usize,
+    f: &RawFlow,
+    topo: &Topology,
+    path_ids: &HashMap<&str, usize>,
+    paths: &[String],
+) -> Result<FlowSpec, ScenarioError> {
     let key = |k: &str| format!("flow[{i}].{k}");
     let cc_name = f.cc.clone().unwrap_or_else(|| "lia".into());
     if cc::by_name(&cc_name).is_none() {
@@ -406,7 +542,7 @@ fn build_flow(cx: &Ctx, i: usize, f: &RawFlow, topo: &Topology, paths: &[String]
     }
     let mut subflows = Vec::new();
     for (j, p) in paths.iter().enumerate() {
-        let idx = topo.path_index(p).ok_or_else(|| {
+        let idx = *path_ids.get(p.as_str()).ok_or_else(|| {
             let known: Vec<&str> = topo.paths.iter().map(|p| p.name.as_str()).collect();
             cx.invalid(format!("flow[{i}].paths[{j}]"), format!("no link named {p:?}: allowed {known:?}"))
         })?;

@@ -15,71 +15,157 @@ pub enum QueueSize {
     Bdp(f64),
 }
 
-fn split_number(s: &str) -> Option<(f64, &str)> {
-    let s = s.trim();
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
-        .unwrap_or(s.len());
-    // "1e" would swallow the unit of "1eB"; units never start with 'e' here.
-    let value: f64 = s[..end].parse().ok()?;
-    value.is_finite().then(|| (value, s[end..].trim()))
+/// A non-negative decimal number as written, kept exact:
+/// `mantissa x 10^exponent`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Decimal {
+    mantissa: u128,
+    exponent: i32,
 }
 
-fn scaled(s: &str, units: &[(&str, f64)], what: &str) -> Result<f64, String> {
+/// Most significant digits a quantity may have (u128 holds 38).
+const MAX_DIGITS: usize = 30;
+
+/// Reads the number at the start of `s` ("12", "1.5", "2e3", "-4"); returns
+/// it, whether it was negative, and the rest (the unit).
+fn split_number(s: &str) -> Option<(Decimal, bool, &str)> {
+    let s = s.trim();
+    let (negative, body) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let int_end = body.find(|c: char| !c.is_ascii_digit()).unwrap_or(body.len());
+    let (int, rest) = body.split_at(int_end);
+    let (frac, rest) = match rest.strip_prefix('.') {
+        Some(r) => r.split_at(r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len())),
+        None => ("", rest),
+    };
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    // An exponent only when digits follow: "1eB" would be a unit.
+    let (mut exponent, rest) = match rest.strip_prefix(['e', 'E']) {
+        Some(r) => {
+            let digits_from = usize::from(r.starts_with(['+', '-']));
+            let end = r[digits_from..].find(|c: char| !c.is_ascii_digit()).map_or(r.len(), |e| e + digits_from);
+            match r[..end].parse::<i32>() {
+                Ok(e) if end > digits_from => (e, &r[end..]),
+                _ => (0, rest),
+            }
+        }
+        None => (0, rest),
+    };
+    let digits = format!("{int}{frac}");
+    let digits = digits.trim_start_matches('0');
+    if digits.len() > MAX_DIGITS || !(-60..=60).contains(&exponent) {
+        return None;
+    }
+    exponent -= frac.len() as i32;
+    let mantissa = if digits.is_empty() { 0 } else { digits.parse().ok()? };
+    Some((Decimal { mantissa, exponent }, negative, rest.trim()))
+}
+
+/// `d x unit` in the unit's base (ns, bytes, bit/s): the whole part and
+/// whether a fraction of the base unit is left over, or `None` when too large.
+fn in_base_units(d: Decimal, unit: u128) -> Option<(u128, Fraction)> {
+    let scaled = d.mantissa.checked_mul(unit)?;
+    if d.exponent >= 0 {
+        let whole = scaled.checked_mul(10u128.checked_pow(d.exponent as u32)?)?;
+        return Some((whole, Fraction::None));
+    }
+    let Some(den) = 10u128.checked_pow(d.exponent.unsigned_abs()) else {
+        return Some((0, if scaled == 0 { Fraction::None } else { Fraction::BelowHalf }));
+    };
+    let (whole, rem) = (scaled / den, scaled % den);
+    let fraction = match rem {
+        0 => Fraction::None,
+        r if r * 2 >= den => Fraction::HalfOrMore,
+        _ => Fraction::BelowHalf,
+    };
+    Some((whole, fraction))
+}
+
+/// What is left of a quantity below its base unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fraction {
+    None,
+    BelowHalf,
+    HalfOrMore,
+}
+
+/// Reads `s` as a number and one of `units` (compared case-insensitively
+/// unless `exact_case`), returning the whole base units and the fraction.
+fn quantity(s: &str, units: &[(&str, u128)], what: &str, exact_case: bool) -> Result<(u128, Fraction), String> {
     let err = || {
         let forms: Vec<&str> = units.iter().map(|(u, _)| *u).collect();
         format!("cannot read {s:?} as {what}: expected a number followed by one of {}", forms.join(", "))
     };
-    let (v, unit) = split_number(s).ok_or_else(err)?;
-    let (_, k) = units.iter().find(|(u, _)| u.eq_ignore_ascii_case(unit)).ok_or_else(err)?;
-    if v < 0.0 {
+    let (value, negative, unit) = split_number(s).ok_or_else(err)?;
+    let matches = |u: &str| if exact_case { u == unit } else { u.eq_ignore_ascii_case(unit) };
+    let (_, k) = units.iter().find(|(u, _)| matches(u)).ok_or_else(err)?;
+    if negative && value.mantissa != 0 {
         return Err(format!("{s:?} is negative; {what} must be zero or more"));
     }
-    Ok(v * k)
+    in_base_units(value, *k).ok_or_else(|| format!("{what} {s:?} is too large"))
 }
 
-/// Bits per second; SI prefixes (1 Mbit = 10^6 bit).
+/// Rounds to the nearest base unit.
+fn rounded((whole, fraction): (u128, Fraction)) -> u128 {
+    whole + u128::from(fraction == Fraction::HalfOrMore)
+}
+
+/// Bits per second; SI prefixes (1 Mbit = 10^6 bit), rounded to 1 bit/s.
 pub fn parse_rate(s: &str) -> Result<u64, String> {
     let units = [
-        ("bit", 1.0),
-        ("kbit", 1e3),
-        ("Mbit", 1e6),
-        ("Gbit", 1e9),
-        ("bps", 1.0),
-        ("kbps", 1e3),
-        ("Mbps", 1e6),
-        ("Gbps", 1e9),
+        ("bit", 1),
+        ("kbit", 1_000),
+        ("Mbit", 1_000_000),
+        ("Gbit", 1_000_000_000),
+        ("bps", 1),
+        ("kbps", 1_000),
+        ("Mbps", 1_000_000),
+        ("Gbps", 1_000_000_000),
     ];
-    let bps = scaled(s, &units, "a rate")?;
-    if !(1.0..=1e13).contains(&bps) {
+    let bps = rounded(quantity(s, &units, "a rate", false)?);
+    if !(1..=10_000_000_000_000).contains(&bps) {
         return Err(format!("rate {s:?} is out of range: allowed 1bit to 10000Gbit"));
     }
-    Ok(bps.round() as u64)
+    Ok(bps as u64)
 }
 
+/// A duration, read exactly and rounded to the nanosecond.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let units = [("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0), ("min", 60.0)];
-    let secs = scaled(s, &units, "a duration")?;
-    if secs > 1e7 {
+    let units = [("ns", 1), ("us", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000), ("min", 60_000_000_000)];
+    let ns = rounded(quantity(s, &units, "a duration", false)?);
+    if ns > 10_000_000 * 1_000_000_000 {
         return Err(format!("duration {s:?} is too long: at most 10000000s"));
     }
-    Ok(Duration::from_secs_f64(secs))
+    Ok(Duration::from_nanos(ns as u64))
 }
 
-/// Bytes; "KB"/"MB"/"GB" are decimal, "KiB"/"MiB"/"GiB" binary.
+/// Bytes; "KB"/"MB"/"GB" are decimal, "KiB"/"MiB"/"GiB" binary. A size
+/// must come to a whole number of bytes ("1.5KB" is 1500 bytes; "1.5B" is
+/// refused rather than rounded).
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let units =
-        [("B", 1.0), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0)];
+    let units = [
+        ("B", 1),
+        ("KB", 1_000),
+        ("MB", 1_000_000),
+        ("GB", 1_000_000_000),
+        ("KiB", 1 << 10),
+        ("MiB", 1 << 20),
+        ("GiB", 1 << 30),
+    ];
     // Case matters: "MB" is bytes, "Mb" would be bits, so units compare exactly.
-    let err =
-        || format!("cannot read {s:?} as a size: expected a number followed by one of B, KB, MB, GB, KiB, MiB, GiB");
-    let (v, unit) = split_number(s).filter(|&(v, _)| v >= 0.0).ok_or_else(err)?;
-    let (_, k) = units.iter().find(|(u, _)| *u == unit).ok_or_else(err)?;
-    let bytes = v * k;
-    if bytes > 1e15 {
-        return Err(format!("size {s:?} is too large"));
+    let (bytes, fraction) = quantity(s, &units, "a size", true)?;
+    if fraction != Fraction::None {
+        return Err(format!("size {s:?} is not a whole number of bytes"));
     }
-    Ok(bytes.round() as u64)
+    if bytes > 1_000_000_000_000_000 {
+        return Err(format!("size {s:?} is too large: at most 1000000GB"));
+    }
+    Ok(bytes as u64)
 }
 
 pub fn parse_queue(s: &str) -> Result<QueueSize, String> {
@@ -103,7 +189,9 @@ pub fn parse_queue(s: &str) -> Result<QueueSize, String> {
     }
     match parse_size(t) {
         Ok(b) if b >= 1 => Ok(QueueSize::Bytes(b)),
-        _ => Err(format!("cannot read {s:?} as a queue size: {expected}")),
+        Ok(_) => Err(format!("cannot read {s:?} as a queue size: {expected}; at least 1 byte")),
+        Err(e) if e.contains("whole number") => Err(e),
+        Err(_) => Err(format!("cannot read {s:?} as a queue size: {expected}")),
     }
 }
 
@@ -153,5 +241,29 @@ mod tests {
         assert_eq!(parse_loss(&toml::Value::Float(0.01)), Ok(0.01));
         assert!(parse_loss(&toml::Value::Float(1.0)).is_err());
         assert!(parse_loss(&toml::Value::Boolean(true)).is_err());
+    }
+
+    /// Quantities are read as the decimal numbers they are written as, so
+    /// "4.8s" is 4,800,000,000 ns and "1.1KB" 1100 bytes, not a float's
+    /// neighbour; sizes that are not whole bytes are refused.
+    #[test]
+    fn decimals_are_read_exactly() {
+        assert_eq!(parse_duration("4.8s"), Ok(Duration::from_nanos(4_800_000_000)));
+        assert_eq!(parse_duration("0.3s"), Ok(Duration::from_nanos(300_000_000)));
+        assert_eq!(parse_duration("1e-9s"), Ok(Duration::from_nanos(1)));
+        assert_eq!(parse_duration("1.4ns"), Ok(Duration::from_nanos(1)));
+        assert_eq!(parse_duration("2.5e3ms"), Ok(Duration::from_millis(2500)));
+        assert_eq!(parse_size("1.1KB"), Ok(1100));
+        assert_eq!(parse_size("0.5KiB"), Ok(512));
+        assert_eq!(parse_size("1e3B"), Ok(1000));
+        for bad in ["1.5B", "0.0001KB", "1.0000001MB", "3.3KiB"] {
+            let e = parse_size(bad).unwrap_err();
+            assert!(e.contains("whole number of bytes"), "{bad}: {e}");
+        }
+        assert!(parse_queue("1.5B").unwrap_err().contains("whole number"));
+        assert_eq!(parse_rate("1.5kbit"), Ok(1500));
+        assert!(parse_duration("-0.5s").unwrap_err().contains("negative"));
+        assert!(parse_size("99999999999999999999999999999999999999GB").is_err());
+        assert!(parse_duration("s").is_err());
     }
 }

@@ -9,10 +9,8 @@ use braid_proto::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A link finished serialising its head packet.
-    LinkFree { link: u32 },
-    /// A packet reached the end of a link.
-    Arrive { packet: u32 },
+    /// The head packet of a link reached its far end.
+    Arrive { link: u32 },
     /// An endpoint's connection timer.
     Timer { endpoint: u32 },
     /// A flow's application starts.
@@ -21,8 +19,6 @@ pub enum Event {
     AppWrite { flow: u32 },
     /// A link goes down or comes back.
     LinkState { link: u32, up: bool },
-    /// Periodic metric sample.
-    Sample,
 }
 
 /// One queued event, ordered by `key`: the time in nanoseconds in the high
@@ -64,8 +60,37 @@ impl EventQueue {
         self.heap.push(Reverse(Entry { key, event }));
     }
 
-    pub fn pop(&mut self) -> Option<(Instant, Event)> {
+    #[cfg(test)]
+    fn pop(&mut self) -> Option<(Instant, Event)> {
         self.heap.pop().map(|Reverse(e)| (Instant::from_nanos((e.key >> 64) as u64), e.event))
+    }
+
+    /// The next event if it is due at or before `until`, left in the queue:
+    /// the caller then removes it ([`remove_next`]) or moves it later
+    /// ([`reschedule_next`]). A later event stays where it is (popping and
+    /// re-pushing it would change its place among events at the same instant).
+    ///
+    /// [`remove_next`]: EventQueue::remove_next
+    /// [`reschedule_next`]: EventQueue::reschedule_next
+    pub fn peek_until(&self, until: Instant) -> Option<(Instant, Event)> {
+        let next = &self.heap.peek()?.0;
+        let time = (next.key >> 64) as u64;
+        (time <= until.as_nanos()).then_some((Instant::from_nanos(time), next.event))
+    }
+
+    pub fn remove_next(&mut self) {
+        self.heap.pop();
+    }
+
+    /// Moves the next event to `time` (not earlier than its current time),
+    /// as a new event scheduled now would be ordered: one sift through the
+    /// heap instead of a pop and a push.
+    pub fn reschedule_next(&mut self, time: Instant) {
+        self.seq += 1;
+        let key = u128::from(time.as_nanos()) << 64 | u128::from(self.seq);
+        let mut next = self.heap.peek_mut().expect("an event to reschedule");
+        debug_assert!(key > next.0.key, "events only move later");
+        next.0.key = key;
     }
 }
 
@@ -77,12 +102,33 @@ mod tests {
     fn same_time_events_pop_in_insertion_order() {
         let mut q = EventQueue::default();
         let t = Instant::from_nanos(5);
-        q.push(t, Event::Sample);
+        q.push(t, Event::FlowStart { flow: 0 });
         q.push(Instant::from_nanos(1), Event::Timer { endpoint: 9 });
         q.push(t, Event::Timer { endpoint: 1 });
         assert_eq!(q.pop(), Some((Instant::from_nanos(1), Event::Timer { endpoint: 9 })));
-        assert_eq!(q.pop(), Some((t, Event::Sample)));
+        assert_eq!(q.pop(), Some((t, Event::FlowStart { flow: 0 })));
         assert_eq!(q.pop(), Some((t, Event::Timer { endpoint: 1 })));
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn peek_leaves_later_events_in_place_and_rescheduling_reorders() {
+        let mut q = EventQueue::default();
+        let t = Instant::from_nanos(10);
+        q.push(t, Event::Timer { endpoint: 1 });
+        q.push(t, Event::Timer { endpoint: 2 });
+        assert_eq!(q.peek_until(Instant::from_nanos(9)), None);
+        q.push(t, Event::Timer { endpoint: 3 });
+        let e = |endpoint| (t, Event::Timer { endpoint });
+        assert_eq!(q.peek_until(t), Some(e(1)));
+        // Moved to the same instant, it now comes after those already there.
+        q.reschedule_next(t);
+        let order: Vec<_> = std::iter::from_fn(|| {
+            let next = q.peek_until(t)?;
+            q.remove_next();
+            Some(next)
+        })
+        .collect();
+        assert_eq!(order, [e(2), e(3), e(1)]);
     }
 }

@@ -15,8 +15,8 @@ mod source;
 pub mod topology;
 
 pub use delay::DelayHistogram;
-pub use link::{LinkSpec, LinkStats, QueueLimit, Red};
-pub use metrics::{LinkSample, Recorder, SubflowSample};
+pub use link::{Link, LinkSpec, LinkStats, QueueLimit, Red};
+pub use metrics::{LinkSample, Recorder, SampleSink, SubflowSample};
 pub use sim::{BuildError, FlowOutcome, FlowSpec, Sim};
 pub use source::Source;
 pub use topology::{LinkParams, Path, Topology};

@@ -77,8 +77,12 @@ pub struct LinkSpec {
 /// Counters per link, cumulative from the start of the run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkStats {
+    /// Packets and bytes that finished serialising (a packet still being
+    /// serialised is not counted yet).
     pub packets_sent: u64,
     pub bytes_sent: u64,
+    /// Time spent serialising finished packets; see [`Link::busy_time`].
+    pub busy: Duration,
     pub drops_queue: u64,
     /// Early drops by RED.
     pub drops_early: u64,
@@ -86,43 +90,74 @@ pub struct LinkStats {
     pub drops_down: u64,
 }
 
-/// Why a packet offered to a link did not get on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Offer {
-    /// The link was idle: serialisation finishes at the given time.
-    Transmitting(Instant),
-    Queued,
-    Dropped,
+/// What became of a packet offered to a link.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Offer<T> {
+    /// On its way. `first` when no other packet is on the link, so the
+    /// caller must schedule the link's next arrival, at `arrives`.
+    Accepted { first: bool, arrives: Instant },
+    /// Dropped (down, random loss, RED or a full queue); the packet is
+    /// handed back.
+    Dropped(T),
 }
 
+/// A packet on the link: waiting, being serialised or propagating. Its
+/// times are fixed when it is accepted, because service is first in,
+/// first out at a fixed rate and the delay is fixed.
 #[derive(Debug)]
-pub struct Link {
+struct OnLink<T> {
+    packet: T,
+    bytes: u32,
+    start: Instant,
+    end: Instant,
+}
+
+/// A link carrying packets of type `T`.
+///
+/// Like htsim's pipe, the link keeps every packet it carries, from the
+/// queue to the far end, in one FIFO: departure and arrival times are
+/// known when a packet is accepted, so the simulator needs one pending
+/// event per link (for the head's arrival) instead of two per packet. The
+/// queue is the FIFO's tail, brought up to date lazily when an offer asks
+/// about it; a packet is counted as sent when it leaves at the far end, and
+/// [`Link::stats`] adds those that finished serialising but are still
+/// propagating.
+#[derive(Debug)]
+pub struct Link<T> {
     pub spec: LinkSpec,
     pub up: bool,
-    /// Packet being serialised.
-    in_service: Option<u32>,
-    /// Packets waiting, with their wire sizes.
-    queue: VecDeque<(u32, u32)>,
+    fifo: VecDeque<OnLink<T>>,
+    /// The last `waiting` packets of `fifo` had not started serialising at
+    /// the last offer, and hold `queue_bytes`.
+    waiting: usize,
     queue_bytes: u64,
-    /// RED's average queue length, and when the link last went idle.
+    /// When the serialiser is free for the next packet.
+    free_at: Instant,
+    /// RED's average queue length.
     red_avg: f64,
-    idle_since: Option<Instant>,
-    rng: ChaCha8Rng,
-    pub stats: LinkStats,
+    /// Boxed: it is 320 bytes, used only by lossy and RED links, and inline
+    /// it would spread a link's hot fields over twice the cache lines.
+    rng: Box<ChaCha8Rng>,
+    /// Counters, with packets counted as they leave; see [`Link::stats`].
+    stats: LinkStats,
+    /// The last serialisation time computed, by wire size: packets come in
+    /// two or three sizes, and a division per packet is not free.
+    last_serialisation: (u32, Duration),
 }
 
-impl Link {
+impl<T> Link<T> {
     pub fn new(spec: LinkSpec, rng: ChaCha8Rng) -> Self {
         Link {
             spec,
             up: true,
-            in_service: None,
-            queue: VecDeque::new(),
+            fifo: VecDeque::new(),
+            waiting: 0,
             queue_bytes: 0,
+            free_at: Instant::ZERO,
             red_avg: 0.0,
-            idle_since: Some(Instant::ZERO),
-            rng,
+            rng: Box::new(rng),
             stats: LinkStats::default(),
+            last_serialisation: (0, Duration::ZERO),
         }
     }
 
@@ -130,69 +165,116 @@ impl Link {
         Duration::from_nanos((u64::from(bytes) * 8 * 1_000_000_000).div_ceil(self.spec.rate_bps.max(1)))
     }
 
-    pub fn queue_len(&self) -> usize {
-        self.queue.len()
-    }
-    pub fn queue_bytes(&self) -> u64 {
-        self.queue_bytes
+    fn serialisation_cached(&mut self, bytes: u32) -> Duration {
+        if self.last_serialisation.0 != bytes {
+            self.last_serialisation = (bytes, self.serialisation(bytes));
+        }
+        self.last_serialisation.1
     }
 
-    /// Offers packet `id` of `bytes` wire bytes to the link at `now`.
-    pub fn offer(&mut self, now: Instant, id: u32, bytes: u32) -> Offer {
+    /// Packets waiting to be serialised at `now` (not the one in service).
+    pub fn queue_len(&self, now: Instant) -> usize {
+        self.tail(self.waiting).filter(|p| p.start > now).count()
+    }
+
+    /// Counters at `now`: packets count as sent once they finished serialising.
+    pub fn stats(&self, now: Instant) -> LinkStats {
+        let mut s = self.stats;
+        for p in self.fifo.iter().take_while(|p| p.end <= now) {
+            count_sent(&mut s, p);
+        }
+        s
+    }
+
+    /// Time the link has spent serialising up to `now`, the packet in
+    /// service counted up to `now`: never more than the time elapsed, so
+    /// utilisation computed from it never exceeds 1, over any interval.
+    pub fn busy_time(&self, now: Instant) -> Duration {
+        let in_service = self.fifo.iter().find(|p| p.end > now).filter(|p| p.start <= now);
+        self.stats(now).busy + in_service.map_or(Duration::ZERO, |p| now - p.start)
+    }
+
+    /// The last `n` packets of the FIFO, oldest first.
+    fn tail(&self, n: usize) -> impl Iterator<Item = &OnLink<T>> {
+        self.fifo.range(self.fifo.len() - n..)
+    }
+
+    /// Brings the queue up to `now`: packets that started serialising
+    /// leave it.
+    fn settle(&mut self, now: Instant) {
+        while self.waiting > 0 {
+            let p = &self.fifo[self.fifo.len() - self.waiting];
+            if p.start > now {
+                break;
+            }
+            self.waiting -= 1;
+            self.queue_bytes -= u64::from(p.bytes);
+        }
+    }
+
+    /// When the head packet reaches the far end.
+    pub fn next_arrival(&self) -> Option<Instant> {
+        self.fifo.front().map(|p| p.end + self.spec.delay)
+    }
+
+    /// Takes the head packet, which reaches the far end at `now`.
+    #[inline]
+    pub fn arrive(&mut self, now: Instant) -> T {
+        let p = self.fifo.pop_front().expect("a link event has a packet");
+        debug_assert!(p.end <= now, "the head has finished serialising");
+        if self.waiting > self.fifo.len() {
+            // It was still counted as waiting: no offer came since it started.
+            self.waiting -= 1;
+            self.queue_bytes -= u64::from(p.bytes);
+        }
+        count_sent(&mut self.stats, &p);
+        p.packet
+    }
+
+    /// Offers `packet` of `bytes` wire bytes to the link at `now`.
+    #[inline]
+    pub fn offer(&mut self, now: Instant, packet: T, bytes: u32) -> Offer<T> {
         if !self.up {
             self.stats.drops_down += 1;
-            return Offer::Dropped;
+            return Offer::Dropped(packet);
         }
         if self.spec.loss > 0.0 && self.rng.gen::<f64>() < self.spec.loss {
             self.stats.drops_random += 1;
-            return Offer::Dropped;
+            return Offer::Dropped(packet);
         }
+        self.settle(now);
         if self.red_drops(now) {
             self.stats.drops_early += 1;
-            return Offer::Dropped;
+            return Offer::Dropped(packet);
         }
-        if self.in_service.is_none() {
-            self.idle_since = None;
-            self.in_service = Some(id);
-            self.count_sent(bytes);
-            return Offer::Transmitting(now + self.serialisation(bytes));
-        }
-        let full = match self.spec.queue {
-            QueueLimit::Packets(n) => self.queue.len() >= n as usize,
-            QueueLimit::Bytes(b) => self.queue_bytes + u64::from(bytes) > b,
+        let start = if self.free_at <= now {
+            now
+        } else {
+            let full = match self.spec.queue {
+                QueueLimit::Packets(n) => self.waiting >= n as usize,
+                QueueLimit::Bytes(b) => self.queue_bytes + u64::from(bytes) > b,
+            };
+            if full {
+                self.stats.drops_queue += 1;
+                return Offer::Dropped(packet);
+            }
+            self.waiting += 1;
+            self.queue_bytes += u64::from(bytes);
+            self.free_at
         };
-        if full {
-            self.stats.drops_queue += 1;
-            return Offer::Dropped;
-        }
-        self.queue.push_back((id, bytes));
-        self.queue_bytes += u64::from(bytes);
-        Offer::Queued
-    }
-
-    /// The packet in service finished serialising: returns it, and the end
-    /// time of the next one if the queue had one.
-    pub fn complete(&mut self, now: Instant) -> (Option<u32>, Option<Instant>) {
-        let done = self.in_service.take();
-        if self.queue.is_empty() {
-            self.idle_since = Some(now);
-        }
-        let next = self.queue.pop_front().map(|(id, bytes)| {
-            self.queue_bytes -= u64::from(bytes);
-            self.count_sent(bytes);
-            self.in_service = Some(id);
-            now + self.serialisation(bytes)
-        });
-        (done, next)
+        let end = start + self.serialisation_cached(bytes);
+        self.free_at = end;
+        self.fifo.push_back(OnLink { packet, bytes, start, end });
+        Offer::Accepted { first: self.fifo.len() == 1, arrives: end + self.spec.delay }
     }
 
     /// Updates RED's average and draws an early drop.
     fn red_drops(&mut self, now: Instant) -> bool {
         let Some(red) = self.spec.red else { return false };
-        let q = self.queue.len() as f64;
-        if let Some(idle) = self.idle_since {
-            // Decay as if `m` small packets had been served while idle.
-            let m = (now - idle).as_nanos() as f64 / self.serialisation(1500).as_nanos().max(1) as f64;
+        let q = self.waiting as f64;
+        if self.free_at <= now {
+            // Idle since `free_at`: decay as if `m` small packets had been served.
+            let m = (now - self.free_at).as_nanos() as f64 / self.serialisation(1500).as_nanos().max(1) as f64;
             self.red_avg *= (1.0 - red.weight).powf(m);
         }
         self.red_avg = (1.0 - red.weight) * self.red_avg + red.weight * q;
@@ -200,18 +282,26 @@ impl Link {
         p > 0.0 && self.rng.gen::<f64>() < p
     }
 
-    fn count_sent(&mut self, bytes: u32) {
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += u64::from(bytes);
-    }
-
-    /// Takes the link down; returns the queued packets, now dropped.
-    pub fn go_down(&mut self) -> impl Iterator<Item = u32> + '_ {
+    /// Takes the link down at `now`: the packets still waiting are dropped
+    /// and handed back; the one in service and those propagating go on.
+    pub fn go_down(&mut self, now: Instant) -> impl Iterator<Item = T> + '_ {
         self.up = false;
-        self.stats.drops_down += self.queue.len() as u64;
+        self.settle(now);
+        self.stats.drops_down += self.waiting as u64;
+        let keep = self.fifo.len() - self.waiting;
+        self.waiting = 0;
         self.queue_bytes = 0;
-        self.queue.drain(..).map(|(id, _)| id)
+        if let Some(last) = keep.checked_sub(1).map(|i| self.fifo[i].end) {
+            self.free_at = last;
+        }
+        self.fifo.drain(keep..).map(|p| p.packet)
     }
+}
+
+fn count_sent<T>(s: &mut LinkStats, p: &OnLink<T>) {
+    s.packets_sent += 1;
+    s.bytes_sent += u64::from(p.bytes);
+    s.busy = s.busy + (p.end - p.start);
 }
 
 #[cfg(test)]
@@ -219,7 +309,7 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    fn link(queue: QueueLimit, loss: f64) -> Link {
+    fn link(queue: QueueLimit, loss: f64) -> Link<u32> {
         let spec = LinkSpec {
             name: "l".into(),
             rate_bps: 8_000_000,
@@ -232,29 +322,75 @@ mod tests {
         Link::new(spec, ChaCha8Rng::seed_from_u64(1))
     }
 
+    fn accepted(first: bool, ms: u64) -> Offer<u32> {
+        Offer::Accepted { first, arrives: Instant::from_nanos(ms * 1_000_000) }
+    }
+
     #[test]
     fn serialises_at_rate_and_drops_tail() {
         let mut l = link(QueueLimit::Packets(1), 0.0);
         let t0 = Instant::ZERO;
-        // 1000 bytes at 8 Mbit/s = 1 ms.
-        assert_eq!(l.offer(t0, 0, 1000), Offer::Transmitting(Instant::from_nanos(1_000_000)));
-        assert_eq!(l.offer(t0, 1, 1000), Offer::Queued);
-        assert_eq!(l.offer(t0, 2, 1000), Offer::Dropped);
-        assert_eq!(l.complete(Instant::from_nanos(1_000_000)), (Some(0), Some(Instant::from_nanos(2_000_000))));
-        assert_eq!(l.complete(Instant::from_nanos(2_000_000)), (Some(1), None));
-        assert_eq!(l.stats.drops_queue, 1);
-        assert_eq!(l.stats.packets_sent, 2);
+        // 1000 bytes at 8 Mbit/s = 1 ms, then 1 ms of propagation.
+        assert_eq!(l.offer(t0, 0, 1000), accepted(true, 2));
+        assert_eq!(l.offer(t0, 1, 1000), accepted(false, 3));
+        assert_eq!(l.offer(t0, 2, 1000), Offer::Dropped(2));
+        assert_eq!(l.queue_len(t0), 1);
+        // At 1 ms the first has left the serialiser and the second started.
+        let t1 = Instant::from_nanos(1_000_000);
+        assert_eq!(l.queue_len(t1), 0);
+        assert_eq!(l.offer(t1, 3, 1000), accepted(false, 4));
+        assert_eq!(l.next_arrival(), Some(Instant::from_nanos(2_000_000)));
+        assert_eq!(l.arrive(Instant::from_nanos(2_000_000)), 0);
+        assert_eq!(l.next_arrival(), Some(Instant::from_nanos(3_000_000)));
+        let s = l.stats(Instant::from_nanos(2_000_000));
+        assert_eq!((s.drops_queue, s.packets_sent), (1, 2));
     }
 
     #[test]
     fn byte_limit_and_random_loss_rate() {
         let mut l = link(QueueLimit::Bytes(1500), 0.0);
         l.offer(Instant::ZERO, 0, 1000);
-        assert_eq!(l.offer(Instant::ZERO, 1, 1000), Offer::Queued);
-        assert_eq!(l.offer(Instant::ZERO, 2, 1000), Offer::Dropped);
+        assert_eq!(l.offer(Instant::ZERO, 1, 1000), accepted(false, 3));
+        assert_eq!(l.offer(Instant::ZERO, 2, 1000), Offer::Dropped(2));
         let mut lossy = link(QueueLimit::Packets(u32::MAX), 0.1);
-        let dropped = (0..10_000).filter(|&i| lossy.offer(Instant::ZERO, i, 100) == Offer::Dropped).count();
+        let dropped = (0..10_000).filter(|&i| matches!(lossy.offer(Instant::ZERO, i, 100), Offer::Dropped(_))).count();
         assert!((850..1150).contains(&dropped), "{dropped} of 10000 at p = 0.1");
+    }
+
+    /// Bytes count when they have left the link and busy time is clipped
+    /// at `now`: a link serialising a packet longer than the interval that
+    /// is asked about is busy for exactly that interval, never more.
+    #[test]
+    fn busy_time_never_exceeds_elapsed_time() {
+        let mut l = link(QueueLimit::Packets(10), 0.0);
+        l.spec.rate_bps = 1;
+        let t0 = Instant::from_nanos(5);
+        // 1500 bytes at 1 bit/s: 12,000 s on the wire.
+        let end = t0 + Duration::from_secs(12_000);
+        assert_eq!(l.offer(t0, 0, 1500), Offer::Accepted { first: true, arrives: end + l.spec.delay });
+        let t1 = Instant::ZERO + Duration::from_secs(1);
+        assert_eq!(l.busy_time(t1), t1 - t0);
+        assert_eq!(l.stats(t1).bytes_sent, 0, "nothing has left the link yet");
+        assert_eq!((l.stats(end).bytes_sent, l.busy_time(end)), (1500, end - t0));
+        assert_eq!(l.busy_time(end + Duration::from_secs(1)), end - t0, "idle time is not busy");
+    }
+
+    #[test]
+    fn going_down_drops_the_queue_but_not_the_packet_in_service() {
+        let mut l = link(QueueLimit::Packets(10), 0.0);
+        for i in 0..4 {
+            l.offer(Instant::ZERO, i, 1000);
+        }
+        let t = Instant::from_nanos(1_500_000);
+        assert_eq!(l.go_down(t).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(l.stats(t).drops_down, 2);
+        assert!(matches!(l.offer(t, 9, 1000), Offer::Dropped(9)));
+        l.up = true;
+        // The packet in service finishes at 2 ms; the next starts then.
+        assert_eq!(l.offer(t, 4, 1000), accepted(false, 4));
+        assert_eq!((l.arrive(Instant::from_nanos(2_000_000)), l.arrive(Instant::from_nanos(3_000_000))), (0, 1));
+        assert_eq!(l.arrive(Instant::from_nanos(4_000_000)), 4);
+        assert_eq!(l.next_arrival(), None);
     }
 
     #[test]
@@ -277,6 +413,6 @@ mod tests {
         for i in 0..5000 {
             l.offer(t, i, 1000);
         }
-        assert!(l.stats.drops_early > 0, "{:?}", l.stats);
+        assert!(l.stats(t).drops_early > 0, "{:?}", l.stats(t));
     }
 }

@@ -6,9 +6,13 @@
 //! reads everything as soon as it is in order. A flow with one subflow and
 //! an uncoupled controller is a regular single-path TCP flow.
 //!
-//! Per packet the loop does a slab lookup, a link offer and a heap push;
-//! packets live in a slab that reuses its slots, so a run in steady state
-//! does not allocate per packet. Synthetic payloads carry no bytes.
+//! A packet stays in one slot from send to delivery; its handle lives in the
+//! FIFO of the link it is on (see [`Link`]) and moves from link to link.
+//! Each link has at most one pending event, for its head packet's arrival,
+//! so a hop costs one event and the event queue holds about one entry per
+//! busy link, not one per packet. Slots and FIFOs are reused, so a run in
+//! steady state does not allocate per packet. Synthetic payloads carry no
+//! bytes.
 
 use std::collections::VecDeque;
 
@@ -19,11 +23,10 @@ use rand_chacha::ChaCha8Rng;
 use crate::delay::DelayHistogram;
 use crate::event::{Event, EventQueue};
 use crate::link::{Link, Offer};
-use crate::metrics::{LinkSample, Recorder, SubflowSample};
+use crate::metrics::{LinkSample, SampleSink, SubflowSample};
 use crate::payload::PayloadStream;
 use crate::source::{Source, MIN_WAKE_GAP};
 use crate::topology::Topology;
-use braid_proto::Duration;
 
 /// One flow as the simulator needs it.
 #[derive(Clone, Debug)]
@@ -75,13 +78,51 @@ impl std::fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
+/// A packet in the network as links carry it: a handle to the packet,
+/// which stays in one place from send to delivery, and where it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimPacket {
+    /// Its slot in `Sim::packets`.
+    slot: u32,
+    /// The link it is on, as an index into `Sim::hops`; the links after it
+    /// follow, up to [`END_OF_ROUTE`].
+    at: u32,
+    /// Wire bytes.
+    bytes: u32,
+}
+
+/// A packet between its send and its delivery, and the endpoint it goes to.
 #[derive(Debug)]
-struct SimPacket {
+struct Parked {
     packet: Packet,
-    /// Links still to cross, as an index into `Sim::routes`.
-    route: u32,
-    hop: u16,
     to: u32,
+}
+
+/// Ends each route in `Sim::hops`.
+const END_OF_ROUTE: u32 = u32::MAX;
+
+/// What the event loop needs of a flow, kept together so a packet touches
+/// few cache lines.
+#[derive(Debug)]
+struct FlowState {
+    size: Option<u64>,
+    source: Source,
+    start: Instant,
+    outcome: FlowOutcome,
+    /// (end of written stream, write time), oldest first, to time each byte
+    /// from write to read.
+    write_log: VecDeque<(u64, Instant)>,
+}
+
+impl FlowState {
+    /// Bytes the application has produced so far (for bulk: all).
+    fn produced(&self) -> u64 {
+        let all = self.size.unwrap_or(u64::MAX);
+        match self.source {
+            Source::Bulk => all,
+            Source::ConstantRate { message, .. } => self.outcome.messages.saturating_mul(message).min(all),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -89,11 +130,13 @@ struct Endpoint {
     conn: Connection,
     flow: u32,
     sender: bool,
-    /// Route index per subflow, in this endpoint's sending direction.
+    /// Per subflow, where its route (in this endpoint's sending direction)
+    /// starts in `Sim::hops`.
     routes: Vec<u32>,
     timer_at: Option<Instant>,
-    /// Pseudo-random payload stream (sender generates, receiver checks).
-    payload: Option<PayloadStream>,
+    /// Pseudo-random payload stream (sender generates, receiver checks);
+    /// boxed, as most flows have none.
+    payload: Option<Box<PayloadStream>>,
 }
 
 /// What happened to one flow.
@@ -118,19 +161,21 @@ pub struct FlowOutcome {
 pub struct Sim {
     now: Instant,
     events: EventQueue,
-    links: Vec<Link>,
-    routes: Vec<Vec<u32>>,
-    slab: Vec<Option<SimPacket>>,
-    free: Vec<u32>,
+    links: Vec<Link<SimPacket>>,
+    /// Packets in the network, by slot; links move only their handles, so a
+    /// hop touches 32 bytes of FIFO rather than the 100-byte packet. Free
+    /// slots are reused last-freed first (warm in the cache).
+    packets: Vec<Option<Parked>>,
+    free_slots: Vec<u32>,
+    /// Every route's links, one after the other, each route ended by
+    /// [`END_OF_ROUTE`]: a packet's next hop is the next entry.
+    hops: Vec<u32>,
     endpoints: Vec<Endpoint>,
     flows: Vec<FlowSpec>,
-    outcomes: Vec<FlowOutcome>,
-    /// Per flow: (end of written stream, write time), oldest first, to time
-    /// each byte from write to read.
-    write_logs: Vec<VecDeque<(u64, Instant)>>,
+    state: Vec<FlowState>,
+    /// Flows that are not completed sized transfers (bulk flows never are).
+    unfinished: usize,
     topology: Topology,
-    sample_interval: Duration,
-    recorder: Recorder,
     events_run: u64,
     packets_sent: u64,
     scratch: Vec<u8>,
@@ -138,12 +183,7 @@ pub struct Sim {
 }
 
 impl Sim {
-    pub fn new(
-        topology: Topology,
-        flows: Vec<FlowSpec>,
-        seed: u64,
-        sample_interval: Duration,
-    ) -> Result<Sim, BuildError> {
+    pub fn new(topology: Topology, flows: Vec<FlowSpec>, seed: u64) -> Result<Sim, BuildError> {
         let links = topology
             .links
             .iter()
@@ -158,28 +198,32 @@ impl Sim {
             now: Instant::ZERO,
             events: EventQueue::default(),
             links,
-            routes: Vec::new(),
-            slab: Vec::new(),
-            free: Vec::new(),
+            packets: Vec::new(),
+            free_slots: Vec::new(),
+            hops: Vec::new(),
             endpoints: Vec::new(),
-            outcomes: vec![
-                FlowOutcome {
-                    started: false,
-                    written: 0,
-                    messages: 0,
-                    delivered: 0,
-                    completed_at: None,
-                    corrupted_bytes: 0,
-                    failed: None,
-                    delay: DelayHistogram::default(),
-                };
-                flows.len()
-            ],
-            write_logs: vec![VecDeque::new(); flows.len()],
+            state: flows
+                .iter()
+                .map(|f| FlowState {
+                    size: f.size,
+                    source: f.source,
+                    start: f.start,
+                    outcome: FlowOutcome {
+                        started: false,
+                        written: 0,
+                        messages: 0,
+                        delivered: 0,
+                        completed_at: None,
+                        corrupted_bytes: 0,
+                        failed: None,
+                        delay: DelayHistogram::default(),
+                    },
+                    write_log: VecDeque::new(),
+                })
+                .collect(),
+            unfinished: flows.len(),
             flows: Vec::new(),
             topology,
-            sample_interval,
-            recorder: Recorder::default(),
             events_run: 0,
             packets_sent: 0,
             scratch: Vec::new(),
@@ -194,9 +238,6 @@ impl Sim {
                 sim.events.push(down, Event::LinkState { link: i as u32, up: false });
                 sim.events.push(up, Event::LinkState { link: i as u32, up: true });
             }
-        }
-        if sample_interval > Duration::ZERO {
-            sim.events.push(Instant::ZERO, Event::Sample);
         }
         Ok(sim)
     }
@@ -222,7 +263,7 @@ impl Sim {
             fwd.push(self.add_route(&forward));
             rev.push(self.add_route(&reverse));
         }
-        let payload = spec.verify_payload.then(|| PayloadStream::new(seed, f));
+        let payload = spec.verify_payload.then(|| Box::new(PayloadStream::new(seed, f)));
         let sender = self.endpoints.len() as u32;
         self.endpoints.push(Endpoint {
             conn: tx,
@@ -238,8 +279,10 @@ impl Sim {
     }
 
     fn add_route(&mut self, links: &[usize]) -> u32 {
-        self.routes.push(links.iter().map(|&l| l as u32).collect());
-        (self.routes.len() - 1) as u32
+        let start = self.hops.len() as u32;
+        self.hops.extend(links.iter().map(|&l| l as u32));
+        self.hops.push(END_OF_ROUTE);
+        start
     }
 
     pub fn now(&self) -> Instant {
@@ -253,19 +296,16 @@ impl Sim {
         self.packets_sent
     }
     pub fn outcome(&self, flow: usize) -> &FlowOutcome {
-        &self.outcomes[flow]
+        &self.state[flow].outcome
     }
     pub fn flows(&self) -> &[FlowSpec] {
         &self.flows
     }
-    pub fn links(&self) -> &[Link] {
+    pub fn links(&self) -> &[Link<SimPacket>] {
         &self.links
     }
     pub fn topology(&self) -> &Topology {
         &self.topology
-    }
-    pub fn recorder(&self) -> &Recorder {
-        &self.recorder
     }
     /// The sending connection of `flow`.
     pub fn sender(&self, flow: usize) -> &Connection {
@@ -279,36 +319,34 @@ impl Sim {
     /// True once every flow has a size and has delivered all of it (or
     /// failed).
     pub fn all_sized_flows_done(&self) -> bool {
-        self.flows
-            .iter()
-            .zip(&self.outcomes)
-            .all(|(f, o)| f.size.is_some() && (o.completed_at.is_some() || o.failed.is_some()))
+        self.unfinished == 0
     }
 
     /// Runs events up to and including `until`, or until every flow is a
-    /// completed sized transfer. Returns the time reached.
+    /// completed sized transfer. Returns the time reached: `until`, or the
+    /// instant the last sized transfer completed.
     pub fn run(&mut self, until: Instant) -> Instant {
-        while let Some((t, ev)) = self.events.pop() {
-            if t > until {
-                // Put it back so a later `run` can continue.
-                self.events.push(t, ev);
-                self.now = until;
-                break;
-            }
+        while let Some((t, ev)) = self.events.peek_until(until) {
             self.now = t;
             self.events_run += 1;
-            self.dispatch(ev);
+            match ev {
+                Event::Arrive { link } => self.on_arrive(link as usize),
+                other => {
+                    self.events.remove_next();
+                    self.dispatch(other);
+                }
+            }
             if self.all_sized_flows_done() {
-                break;
+                return self.now;
             }
         }
+        self.now = self.now.max(until);
         self.now
     }
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::LinkFree { link } => self.on_link_free(link),
-            Event::Arrive { packet } => self.on_arrive(packet),
+            Event::Arrive { .. } => unreachable!("run handles arrivals"),
             Event::Timer { endpoint } => {
                 let ep = &mut self.endpoints[endpoint as usize];
                 if ep.timer_at.is_some_and(|t| t <= self.now) {
@@ -318,30 +356,25 @@ impl Sim {
                 self.pump(endpoint as usize);
             }
             Event::FlowStart { flow } => {
-                self.outcomes[flow as usize].started = true;
-                if self.flows[flow as usize].source != Source::Bulk {
+                self.state[flow as usize].outcome.started = true;
+                if self.state[flow as usize].source != Source::Bulk {
                     self.events.push(self.now, Event::AppWrite { flow });
                 }
                 self.pump(2 * flow as usize);
             }
             Event::AppWrite { flow } => {
                 let f = flow as usize;
-                let spec = &self.flows[f];
-                let due = spec.source.messages_due(spec.start, self.now);
-                let out = &mut self.outcomes[f];
-                out.messages = out.messages.max(due);
-                if spec.size.is_none_or(|s| self.produced(f) < s) {
-                    if let Some(next) = spec.source.message_time(spec.start, self.outcomes[f].messages) {
+                let st = &mut self.state[f];
+                let due = st.source.messages_due(st.start, self.now);
+                st.outcome.messages = st.outcome.messages.max(due);
+                if st.size.is_none_or(|s| st.produced() < s) {
+                    if let Some(next) = st.source.message_time(st.start, st.outcome.messages) {
                         self.events.push(next.max(self.now + MIN_WAKE_GAP), Event::AppWrite { flow });
                     }
                 }
                 self.pump(2 * f);
             }
             Event::LinkState { link, up } => self.on_link_state(link as usize, up),
-            Event::Sample => {
-                self.sample();
-                self.events.push(self.now + self.sample_interval, Event::Sample);
-            }
         }
     }
 
@@ -350,54 +383,68 @@ impl Sim {
             self.links[link].up = true;
             return;
         }
-        let dropped: Vec<u32> = self.links[link].go_down().collect();
-        for id in dropped {
-            self.release(id);
+        // Packets still queued are dropped.
+        let dropped: Vec<SimPacket> = self.links[link].go_down(self.now).collect();
+        for p in dropped {
+            self.release(p);
         }
     }
 
-    fn on_link_free(&mut self, link: u32) {
-        let l = &mut self.links[link as usize];
-        let delay = l.spec.delay;
-        let (done, next) = l.complete(self.now);
-        if let Some(id) = done {
-            self.events.push(self.now + delay, Event::Arrive { packet: id });
+    /// The head packet of `link` reached its far end (the link's event is
+    /// next in the queue): on to the next link of its route, or to its
+    /// endpoint. The link's event moves on to its next packet, if any.
+    fn on_arrive(&mut self, link: usize) {
+        let l = &mut self.links[link];
+        let mut p = l.arrive(self.now);
+        match l.next_arrival() {
+            Some(next) => self.events.reschedule_next(next),
+            None => self.events.remove_next(),
         }
-        if let Some(end) = next {
-            self.events.push(end, Event::LinkFree { link });
-        }
-    }
-
-    fn on_arrive(&mut self, id: u32) {
-        let p = self.slab[id as usize].as_mut().expect("arriving packet is live");
-        p.hop += 1;
-        let route = &self.routes[p.route as usize];
-        if let Some(&link) = route.get(usize::from(p.hop)) {
-            self.offer(link, id);
+        p.at += 1;
+        let next = self.hops[p.at as usize];
+        if next != END_OF_ROUTE {
+            self.offer(next, p);
             return;
         }
-        let p = self.release(id);
-        let to = p.to as usize;
+        let Parked { packet, to } = self.release(p);
+        let to = to as usize;
         // The simulator only carries packets a connection built.
-        let accepted = self.endpoints[to].conn.handle_datagram(self.now, p.packet);
+        let accepted = self.endpoints[to].conn.handle_datagram(self.now, packet);
         debug_assert!(accepted.is_ok(), "{accepted:?}");
         self.pump(to);
     }
 
-    fn release(&mut self, id: u32) -> SimPacket {
-        self.free.push(id);
-        self.slab[id as usize].take().expect("released packet is live")
-    }
-
-    fn offer(&mut self, link: u32, id: u32) {
-        let bytes = self.slab[id as usize].as_ref().expect("offered packet is live").packet.wire_len();
-        match self.links[link as usize].offer(self.now, id, bytes) {
-            Offer::Transmitting(end) => self.events.push(end, Event::LinkFree { link }),
-            Offer::Queued => {}
-            Offer::Dropped => {
-                self.release(id);
+    fn offer(&mut self, link: u32, p: SimPacket) {
+        match self.links[link as usize].offer(self.now, p, p.bytes) {
+            Offer::Accepted { first: true, arrives } => self.events.push(arrives, Event::Arrive { link }),
+            Offer::Accepted { .. } => {}
+            Offer::Dropped(p) => {
+                self.release(p);
             }
         }
+    }
+
+    /// Takes a packet out of the network (delivered or dropped).
+    fn release(&mut self, p: SimPacket) -> Parked {
+        self.free_slots.push(p.slot);
+        self.packets[p.slot as usize].take().expect("a packet in the network has a slot")
+    }
+
+    /// Puts a packet into the network on its route from `at`.
+    fn send(&mut self, packet: Packet, at: u32, to: u32) {
+        let bytes = packet.wire_len();
+        let parked = Some(Parked { packet, to });
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.packets[slot as usize] = parked;
+                slot
+            }
+            None => {
+                self.packets.push(parked);
+                (self.packets.len() - 1) as u32
+            }
+        };
+        self.offer(self.hops[at as usize], SimPacket { slot, at, bytes });
     }
 
     /// Runs an endpoint's application, sends what its connection allows and
@@ -407,26 +454,20 @@ impl Sim {
         while let Some(packet) = self.endpoints[e].conn.poll_transmit(self.now) {
             self.packets_sent += 1;
             let ep = &self.endpoints[e];
-            let route = ep.routes[packet.subflow.index()];
+            let at = ep.routes[packet.subflow.index()];
             let to = (e ^ 1) as u32;
-            let sp = SimPacket { packet, route, hop: 0, to };
-            let id = match self.free.pop() {
-                Some(id) => {
-                    self.slab[id as usize] = Some(sp);
-                    id
-                }
-                None => {
-                    self.slab.push(Some(sp));
-                    (self.slab.len() - 1) as u32
-                }
-            };
-            let first = self.routes[route as usize][0];
-            self.offer(first, id);
+            self.send(packet, at, to);
         }
         let ep = &mut self.endpoints[e];
         while let Some(event) = ep.conn.poll_event() {
             if let ConnEvent::Failed(why) = event {
-                self.outcomes[ep.flow as usize].failed.get_or_insert((self.now, why));
+                let st = &mut self.state[ep.flow as usize];
+                if st.outcome.failed.is_none() {
+                    st.outcome.failed = Some((self.now, why));
+                    if st.size.is_some() && st.outcome.completed_at.is_none() {
+                        self.unfinished -= 1;
+                    }
+                }
             }
         }
         if let Some(t) = ep.conn.poll_timeout() {
@@ -438,21 +479,11 @@ impl Sim {
         }
     }
 
-    /// Bytes a flow's application has produced so far (for bulk: all).
-    fn produced(&self, f: usize) -> u64 {
-        let (spec, out) = (&self.flows[f], &self.outcomes[f]);
-        let all = spec.size.unwrap_or(u64::MAX);
-        match spec.source {
-            Source::Bulk => all,
-            Source::ConstantRate { message, .. } => out.messages.saturating_mul(message).min(all),
-        }
-    }
-
     fn run_application(&mut self, e: usize) {
-        let f = self.endpoints[e].flow as usize;
-        let produced = self.produced(f);
         let ep = &mut self.endpoints[e];
-        let out = &mut self.outcomes[f];
+        let st = &mut self.state[ep.flow as usize];
+        let produced = st.produced();
+        let out = &mut st.outcome;
         if ep.sender {
             if !out.started {
                 return;
@@ -469,7 +500,7 @@ impl Sim {
                 }
                 None => ep.conn.write_zeros(want),
             };
-            let log = &mut self.write_logs[f];
+            let log = &mut st.write_log;
             match log.back_mut() {
                 Some((end, t)) if *t == self.now => *end = out.written,
                 _ => log.push_back((out.written, self.now)),
@@ -489,7 +520,7 @@ impl Sim {
         };
         // Time the bytes just read against when they were written.
         let (mut from, to) = (out.delivered, out.delivered + n);
-        let log = &mut self.write_logs[f];
+        let log = &mut st.write_log;
         while from < to {
             let Some(&(end, written_at)) = log.front() else { break };
             let upto = end.min(to);
@@ -500,24 +531,29 @@ impl Sim {
             }
         }
         out.delivered += n;
-        if self.flows[f].size.is_some_and(|s| out.delivered >= s) && out.completed_at.is_none() {
+        if st.size.is_some_and(|s| out.delivered >= s) && out.completed_at.is_none() {
             out.completed_at = Some(self.now);
+            if out.failed.is_none() {
+                self.unfinished -= 1;
+            }
         }
     }
 
-    /// Records one row per subflow and per link.
-    pub fn sample(&mut self) {
+    /// Hands `sink` one row per subflow and per link, describing the state
+    /// at the current time. The driver chooses when (`braid-lab` samples
+    /// on the scenario's `sample_interval`, after every event at that time).
+    pub fn sample(&self, sink: &mut impl SampleSink) {
         let t = self.now;
         for f in 0..self.flows.len() {
             let (tx, rx) = (&self.endpoints[2 * f].conn, &self.endpoints[2 * f + 1].conn);
             let ooo = rx.stats().ooo_bytes;
             for s in 0..tx.subflow_count() {
                 let (a, b) = (tx.subflow_stats(s).unwrap_or_default(), rx.subflow_stats(s).unwrap_or_default());
-                self.recorder.subflows.push(SubflowSample {
+                sink.subflow(&SubflowSample {
                     time: t,
                     flow: f as u32,
                     subflow: s as u32,
-                    delivered: self.outcomes[f].delivered,
+                    delivered: self.state[f].outcome.delivered,
                     received_new: b.counters.bytes_received_new,
                     cwnd: a.cwnd,
                     srtt: a.srtt,
@@ -528,12 +564,14 @@ impl Sim {
             }
         }
         for (i, l) in self.links.iter().enumerate() {
-            self.recorder.links.push(LinkSample {
+            let stats = l.stats(t);
+            sink.link(&LinkSample {
                 time: t,
                 link: i as u32,
-                bytes_sent: l.stats.bytes_sent,
-                drops: l.stats.drops_queue + l.stats.drops_early + l.stats.drops_random + l.stats.drops_down,
-                queue_packets: l.queue_len() as u32,
+                bytes_sent: stats.bytes_sent,
+                busy: l.busy_time(t),
+                drops: stats.drops_queue + stats.drops_early + stats.drops_random + stats.drops_down,
+                queue_packets: l.queue_len(t) as u32,
             });
         }
     }

@@ -70,19 +70,20 @@ impl Topology {
         });
         (fwd, rev)
     }
-
-    pub fn path_index(&self, name: &str) -> Option<usize> {
-        self.paths.iter().position(|p| p.name == name)
-    }
 }
 
+/// Name of hybrid-access's core link (seed 004 calls it L3). Not `L3`, so
+/// that access links named `L1`, `L2`, `L3`, ... never clash with it.
+pub const CORE_LINK: &str = "core";
+
 /// Seed 004's two-path hybrid access (§3.1, Fig. 5): host A reaches router R
-/// over each access link, R reaches host B over one core link (L3,
-/// 2 Gbit/s, no delay, no loss). One path per access link, named after it.
+/// over each access link, R reaches host B over one core link
+/// ([`CORE_LINK`], 2 Gbit/s, no delay, no loss). One path per access link,
+/// named after it.
 pub fn hybrid_access(access: &[LinkParams], core_rate_bps: u64) -> Topology {
     let mut t = Topology::default();
     let core = LinkParams {
-        name: "L3".into(),
+        name: CORE_LINK.into(),
         rate_bps: core_rate_bps,
         rtt: Duration::ZERO,
         loss: 0.0,

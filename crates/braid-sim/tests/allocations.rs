@@ -39,21 +39,26 @@ fn steady_state_bulk_transfer_barely_allocates() {
     // order, and unequal lossy paths where the receiver's out-of-order queue
     // is busy. That queue is a B-tree whose nodes are allocated as it grows,
     // so the second case gets a looser bound: one allocation per 20 packets.
-    for (name, paths, recv_buffer, bound) in [
-        ("in order", [link("L1", 100, 10, 0.0), link("L2", 100, 10, 0.0)], 200_000, 0.001),
-        ("unequal+loss", [link("L1", 100, 10, 0.001), link("L2", 50, 40, 0.0)], 6 << 20, 0.05),
-    ] {
+    // The lossy case runs every controller with a bound of one allocation
+    // per 10 packets: the B-tree's share is 0.001 to 0.05 depending on how
+    // much a controller reorders (uncoupled Reno the most), while OLIA's
+    // increase, when it allocated its path set on every ACK, gave 0.67.
+    let lossy = [link("L1", 100, 10, 0.001), link("L2", 50, 40, 0.0)];
+    let in_order = [link("L1", 100, 10, 0.0), link("L2", 100, 10, 0.0)];
+    let cases = std::iter::once(("in order", "lia", in_order, 200_000, 0.001))
+        .chain(braid_proto::cc::ALGORITHMS.iter().map(|&(cc, _)| ("unequal+loss", cc, lossy.clone(), 6 << 20, 0.1)));
+    for (name, cc, paths, recv_buffer, bound) in cases {
         let t = hybrid_access(&paths, 2_000 * MBIT);
-        let mut mp = flow("mp", "lia", &[0, 1]);
+        let mut mp = flow("mp", cc, &[0, 1]);
         mp.config.recv_buffer = recv_buffer;
-        let mut sim = Sim::new(t, vec![mp], 1, Duration::ZERO).unwrap();
+        let mut sim = Sim::new(t, vec![mp], 1).unwrap();
         sim.run(Instant::ZERO + Duration::from_secs(5));
         let (a0, p0) = (ALLOCATIONS.load(Ordering::Relaxed), sim.packets_sent());
         sim.run(Instant::ZERO + Duration::from_secs(15));
         let (allocs, packets) = (ALLOCATIONS.load(Ordering::Relaxed) - a0, sim.packets_sent() - p0);
         let per_packet = allocs as f64 / packets as f64;
-        println!("{name}: {allocs} allocations for {packets} packets ({per_packet:.5} per packet)");
-        assert!(packets > 50_000);
-        assert!(per_packet < bound, "{name}: {per_packet} allocations per packet");
+        println!("{name}, {cc}: {allocs} allocations for {packets} packets ({per_packet:.5} per packet)");
+        assert!(packets > 20_000, "{name}, {cc}: {packets} packets");
+        assert!(per_packet < bound, "{name}, {cc}: {per_packet} allocations per packet");
     }
 }

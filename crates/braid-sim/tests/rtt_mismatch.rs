@@ -29,7 +29,7 @@ fn share(cc: &str, extra_ms: u64) -> f64 {
     let mut total = 0.0;
     for seed in 1..=3 {
         let flows = vec![flow("mp", cc, &[0, 1]), flow("tcp", "reno", &[2])];
-        let mut sim = Sim::new(dumbbell(&bottleneck, &paths), flows, seed, Duration::ZERO).unwrap();
+        let mut sim = Sim::new(dumbbell(&bottleneck, &paths), flows, seed).unwrap();
         sim.run(Instant::ZERO + Duration::from_secs(60));
         let (mp, tcp) = (goodput_mbit(&sim, 0), goodput_mbit(&sim, 1));
         total += mp / (mp + tcp);

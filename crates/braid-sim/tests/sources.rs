@@ -25,7 +25,7 @@ fn constant_rate_source_sends_its_rate_and_stops_at_its_size() {
     assert!((10.0..11.0).contains(&delay), "{delay:.2} ms");
 
     cbr.size = Some(100_000);
-    let mut sim = braid_sim::Sim::new(t(), vec![cbr], 1, Duration::ZERO).unwrap();
+    let mut sim = braid_sim::Sim::new(t(), vec![cbr], 1).unwrap();
     sim.run(Instant::ZERO + Duration::from_secs(10));
     let o = sim.outcome(0);
     let done = o.completed_at.expect("finished").as_secs_f64();
@@ -71,7 +71,7 @@ fn tiny_messages_at_a_high_rate_do_not_flood_the_event_queue() {
     let t = hybrid_access(&[link("L1", 10_000, 1, 0.0)], 100_000 * MBIT);
     let mut f = flow("tiny", "reno", &[0]);
     f.source = Source::ConstantRate { bits_per_sec: 1_000 * MBIT, message: 1 };
-    let mut sim = braid_sim::Sim::new(t, vec![f], 1, Duration::ZERO).unwrap();
+    let mut sim = braid_sim::Sim::new(t, vec![f], 1).unwrap();
     sim.run(Instant::ZERO + Duration::from_millis(50));
     let written = sim.outcome(0).written;
     println!("{written} B written in 50 ms with {} events", sim.events_run());

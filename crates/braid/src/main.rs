@@ -5,7 +5,8 @@ mod sweep;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use braid_lab::{report, run, scenario, RunOptions, Scenario};
+use braid_lab::report::TimeSeriesWriter;
+use braid_lab::{bench, estimate, report, run, run_with, scenario, RunOptions, Scenario};
 use braid_proto::{cc, sched, Duration};
 use clap::{Parser, Subcommand};
 
@@ -34,7 +35,9 @@ enum Command {
         Scenario files are TOML; see docs/scenarios.md and the examples in scenarios/.\n\
         With --out DIR the run also writes DIR/summary.json (schema in docs/summary-schema.md),\n\
         DIR/subflows.csv and DIR/links.csv (time series, one row per sample) and\n\
-        DIR/timeseries.svg (goodput, cwnd, SRTT per subflow and the out-of-order queue over time).")]
+        DIR/timeseries.svg (goodput, cwnd, SRTT per subflow and the out-of-order queue over time).\n\n\
+        Before simulating, braid warns about questionable inputs and about runs that will\n\
+        obviously take long or write large time series, with an estimate (see --check).")]
     Run {
         /// Scenario file (TOML). Omit to run the built-in default, scenarios/hybrid-access.toml.
         file: Option<PathBuf>,
@@ -50,6 +53,9 @@ enum Command {
         /// Print the summary as one JSON object on stdout instead of the table.
         #[arg(long)]
         json: bool,
+        /// Validate the scenario, print its warnings and an estimate of the run's cost, and exit without simulating.
+        #[arg(long)]
+        check: bool,
         /// No progress bar on stderr.
         #[arg(long, short)]
         quiet: bool,
@@ -63,16 +69,33 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// List the congestion controllers and schedulers a scenario can name.
     List,
-    /// Measure simulator speed on a scenario (default: the built-in one).
-    #[command(long_about = "Measure simulator speed: wall time and simulator events per wall-clock second\n\
-        for a scenario (default: the built-in one, 30 simulated seconds).\n\
-        Runs it --repeat times and reports the best and median.")]
+    /// Measure simulator speed: the scaling series, or one scenario.
+    #[command(long_about = "Measure simulator speed.\n\n\
+        Without arguments: the series of the README. The two-path default (30 simulated seconds),\n\
+        then N = 10, 100, 1000, 10000 two-subflow LIA flows on one dumbbell bottleneck of\n\
+        N x 10 Mbit/s (20 ms RTT), each measured after a warm-up and in its own process:\n\
+        CPU ns per delivered data packet (best of --repeat), simulator events per packet\n\
+        and peak resident memory.\n\n\
+        With FILE: that scenario's whole run, --repeat times.\n\
+        With --flows N: one point of the series (what the series runs in each child process).")]
     Bench {
-        /// Scenario file; omit for the built-in default.
+        /// Scenario file to time instead of the series.
         file: Option<PathBuf>,
-        /// How many times to run it.
+        /// How many times to run each measurement (the best is reported).
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
         repeat: u32,
+        /// Measure one point of the series: this many flows.
+        #[arg(long, conflicts_with = "file", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        flows: Option<u32>,
+        /// Measure one point of the series: the two-path default scenario.
+        #[arg(long, conflicts_with_all = ["file", "flows"])]
+        two_path: bool,
+        /// Acknowledge every Nth packet in the series (1 is htsim's setting).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+        ack_every: u32,
+        /// Simulated time measured per point, after a 1 s warm-up (default: enough for about 2 M packets).
+        #[arg(long, value_parser = parse_duration)]
+        duration: Option<Duration>,
     },
     Emulate(emulate::Args),
     Compare(compare::Args),
@@ -98,15 +121,20 @@ fn load(file: &Option<PathBuf>) -> Result<Scenario, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { file, seed, duration, out, json, quiet } => {
-            cmd_run(&file, RunOptions { seed, duration }, out, json, quiet)
+        Command::Run { file, seed, duration, out, json, check, quiet } => {
+            cmd_run(&file, RunOptions { seed, duration }, out, json, check, quiet)
         }
         Command::Sweep(args) => sweep::cmd_sweep(args),
         Command::List => {
             cmd_list();
             Ok(())
         }
-        Command::Bench { file, repeat } => cmd_bench(&file, repeat),
+        Command::Bench { file: Some(file), repeat, .. } => cmd_bench_file(&file, repeat),
+        Command::Bench { two_path: true, repeat, .. } => cmd_bench_point(None, 2, None, repeat),
+        Command::Bench { flows: Some(n), repeat, ack_every, duration, .. } => {
+            cmd_bench_point(Some(n as usize), ack_every, duration, repeat)
+        }
+        Command::Bench { repeat, ack_every, duration, .. } => cmd_bench_series(ack_every, duration, repeat),
         Command::Emulate(args) => emulate::run(args),
         Command::Compare(args) => compare::run(args),
     };
@@ -124,26 +152,41 @@ fn cmd_run(
     opts: RunOptions,
     out: Option<PathBuf>,
     json: bool,
+    check: bool,
     quiet: bool,
 ) -> Result<(), String> {
     let scenario = load(file)?;
+    let duration = opts.duration.unwrap_or(scenario.duration);
+    let cost = estimate::estimate(&scenario, duration, out.is_some());
+    for w in scenario.warnings(duration).into_iter().chain(cost.warnings()) {
+        eprintln!("warning: {w}");
+    }
+    if check {
+        emit(&format!("{}: valid\n{}\n", scenario.file, cost.describe()));
+        return Ok(());
+    }
+    let cannot_write = |dir: &PathBuf, e: std::io::Error| format!("{}: cannot write results: {e}", dir.display());
+    // Opened before the run, so a folder that cannot be written fails now.
+    let mut timeseries = match &out {
+        Some(dir) => Some(TimeSeriesWriter::create(dir, &scenario, duration).map_err(|e| cannot_write(dir, e))?),
+        None => None,
+    };
     let bar = if quiet { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(1000) };
     bar.set_style(
         indicatif::ProgressStyle::with_template("{spinner} simulating [{bar:40}] {percent:>3}% ({elapsed})")
             .expect("static template")
             .progress_chars("=> "),
     );
-    let (sim, summary) =
-        run(&scenario, opts, &mut |f| bar.set_position((f * 1000.0) as u64)).map_err(|e| e.to_string())?;
+    let (_, summary) = run_with(&scenario, opts, &mut timeseries, &mut |f| bar.set_position((f * 1000.0) as u64))
+        .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     if json {
         emit(&(serde_json::to_string(&summary).map_err(|e| e.to_string())? + "\n"));
     } else {
         emit(&report::table(&summary));
     }
-    if let Some(dir) = out {
-        report::write_results(&dir, &summary, &sim, &scenario.flow_paths)
-            .map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
+    if let (Some(dir), Some(timeseries)) = (&out, timeseries) {
+        timeseries.finish().and_then(|()| report::write_summary(dir, &summary)).map_err(|e| cannot_write(dir, e))?;
         if !json {
             emit(&format!("\nresults written to {}\n", dir.display()));
         }
@@ -177,8 +220,8 @@ fn cmd_list() {
     emit(&text);
 }
 
-fn cmd_bench(file: &Option<PathBuf>, repeat: u32) -> Result<(), String> {
-    let scenario = load(file)?;
+fn cmd_bench_file(file: &std::path::Path, repeat: u32) -> Result<(), String> {
+    let scenario = load(&Some(file.to_path_buf()))?;
     let mut walls = Vec::new();
     let (mut events, mut packets) = (0, 0);
     for i in 0..repeat {
@@ -186,23 +229,104 @@ fn cmd_bench(file: &Option<PathBuf>, repeat: u32) -> Result<(), String> {
         let (_, summary) = run(&scenario, RunOptions::default(), &mut |_| {}).map_err(|e| e.to_string())?;
         let wall = t0.elapsed().as_secs_f64();
         (events, packets) = (summary.events, summary.packets);
-        eprintln!(
-            "run {}/{repeat}: {wall:.3} s wall, {:.2} M packets/s, {:.2} M events/s",
-            i + 1,
-            packets as f64 / wall / 1e6,
-            events as f64 / wall / 1e6
-        );
+        eprintln!("run {}/{repeat}: {wall:.3} s wall, {:.2} M events/s", i + 1, events as f64 / wall / 1e6);
         walls.push(wall);
     }
     walls.sort_by(f64::total_cmp);
     let (best, median) = (walls[0], walls[walls.len() / 2]);
     emit(&format!(
-        "scenario          {}\nsimulated         {:.1} s\npackets per run   {packets}\nevents per run    {events}\nwall time         best {best:.3} s, median {median:.3} s\nspeed             {:.2} M packets/s, {:.2} M events/s (best), {:.1}x real time\n",
+        "scenario          {}\nsimulated         {:.1} s\npackets per run   {packets}\nevents per run    {events}\nwall time         best {best:.3} s, median {median:.3} s\nspeed             {:.2} M packets/s, {:.2} M events/s (best), {:.1}x real time\npeak memory       {}\n",
         scenario.name,
-        scenario.duration.as_secs_f64(),
+        scenario.duration.as_nanos() as f64 / 1e9,
         packets as f64 / best / 1e6,
         events as f64 / best / 1e6,
-        scenario.duration.as_secs_f64() / best
+        scenario.duration.as_nanos() as f64 / 1e9 / best,
+        bench::peak_rss_bytes().map_or("-".into(), |b| format!("{:.1} MB", b as f64 / 1e6))
     ));
+    Ok(())
+}
+
+/// Flows in the scaling series.
+const SERIES: [usize; 4] = [10, 100, 1_000, 10_000];
+/// Data packets each point of the series measures, by default.
+const PACKETS_PER_POINT: f64 = 2e6;
+
+/// One point of the series (`flows`, or the two-path default for `None`),
+/// printed as one line `key=value ...` for the parent process.
+fn cmd_bench_point(
+    flows: Option<usize>,
+    ack_every: u32,
+    duration: Option<Duration>,
+    repeat: u32,
+) -> Result<(), String> {
+    let (scenario, warmup, window) = if let Some(flows) = flows {
+        let pkts_per_s = (flows as u64 * bench::MBIT_PER_FLOW * 1_000_000) as f64 / 8.0 / 1500.0;
+        let window = duration.unwrap_or(Duration::from_millis((PACKETS_PER_POINT / pkts_per_s * 1e3).ceil() as u64));
+        (bench::dumbbell(flows, ack_every), Duration::from_secs(1), window)
+    } else {
+        // The two-path default, its whole 30 s run.
+        (load(&None)?, Duration::ZERO, Duration::from_secs(30))
+    };
+    let mut best: Option<bench::Measurement> = None;
+    for _ in 0..repeat {
+        let m = bench::measure(&scenario, warmup, window).map_err(|e| e.to_string())?;
+        if best.is_none_or(|b| m.cpu_s < b.cpu_s) {
+            best = Some(m);
+        }
+    }
+    let m = best.expect("at least one repeat");
+    emit(&format!(
+        "flows={} simulated_s={:.3} delivered_pkts={} events={} cpu_s={:.4} ns_per_pkt={:.1} events_per_pkt={:.2} peak_rss_mb={:.1}\n",
+        flows.map_or("two-path".into(), |n| n.to_string()),
+        window.as_nanos() as f64 / 1e9,
+        m.delivered_packets,
+        m.events,
+        m.cpu_s,
+        m.ns_per_packet(),
+        m.events_per_packet(),
+        bench::peak_rss_bytes().unwrap_or(0) as f64 / 1e6
+    ));
+    Ok(())
+}
+
+/// The series, each point in a child process so its peak memory is its own.
+fn cmd_bench_series(ack_every: u32, duration: Option<Duration>, repeat: u32) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the braid executable: {e}"))?;
+    let mut text = format!(
+        "{:<34} {:>9} {:>12} {:>10} {:>11} {:>9}\n",
+        "experiment", "sim s", "data pkts", "ns/pkt", "events/pkt", "peak MB"
+    );
+    for flows in std::iter::once(None).chain(SERIES.map(Some)) {
+        let mut cmd = std::process::Command::new(&exe);
+        match flows {
+            Some(n) => cmd.args(["bench", "--flows", &n.to_string(), "--ack-every", &ack_every.to_string()]),
+            None => cmd.args(["bench", "--two-path"]),
+        };
+        cmd.args(["--repeat", &repeat.to_string()]);
+        if let (Some(d), Some(_)) = (duration, flows) {
+            cmd.args(["--duration", &format!("{}ns", d.as_nanos())]);
+        }
+        let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        let line = String::from_utf8_lossy(&out.stdout).into_owned();
+        if !out.status.success() {
+            return Err(format!("bench point failed: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        eprint!("{line}");
+        let field =
+            |k: &str| line.split_whitespace().find_map(|kv| kv.strip_prefix(k)?.strip_prefix('=')).unwrap_or("-");
+        let label = match flows {
+            Some(n) => format!("dumbbell {n} flows (ack every {ack_every})"),
+            None => "two-path default (ack every 2nd)".to_string(),
+        };
+        text += &format!(
+            "{label:<34} {:>9} {:>12} {:>10} {:>11} {:>9}\n",
+            field("simulated_s"),
+            field("delivered_pkts"),
+            field("ns_per_pkt"),
+            field("events_per_pkt"),
+            field("peak_rss_mb")
+        );
+    }
+    emit(&text);
     Ok(())
 }

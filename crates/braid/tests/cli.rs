@@ -66,6 +66,16 @@ fn broken_scenarios_get_clear_errors() {
             "flow[0].app_message",
         ),
         (
+            "extra-rtt-on-hybrid.toml",
+            "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\nextra_rtt = \"5ms\"\n",
+            "flow[0].extra_rtt",
+        ),
+        (
+            "core-rate-on-dumbbell.toml",
+            "[topology]\nkind = \"dumbbell\"\ncore_rate = \"1Gbit\"\n[topology.bottleneck]\nrate = \"10Mbit\"\n[[flow]]\n",
+            "topology.core_rate",
+        ),
+        (
             "bad-app-rate.toml",
             "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\napp_rate = \"0bit\"\n",
             "flow[0].app_rate",
@@ -148,7 +158,66 @@ fn default_run_prints_json_and_writes_results() {
 fn table_shows_reordering_and_delay_per_flow() {
     let (out, err) = text(&braid(&["run", "--duration", "2s", "--quiet"]));
     let line = out.lines().find(|l| l.contains("out-of-order queue mean")).unwrap_or_else(|| panic!("{out}{err}"));
-    assert!(line.contains("write-to-read delay mean") && line.contains("p99"), "{line}");
+    assert!(line.contains("write-to-read delay (send buffer included) mean") && line.contains("p99"), "{line}");
+}
+
+/// A results folder that cannot be written is refused before the run: no
+/// table, no wasted simulation.
+#[test]
+fn unwritable_out_is_refused_before_the_run() {
+    let file = write_scenario("not-a-folder", "");
+    let out = braid(&["run", "--duration", "2s", "--quiet", "--out", file.join("results").to_str().unwrap()]);
+    let (stdout, err) = text(&out);
+    println!("{err}");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("cannot write results"), "{err}");
+    assert!(stdout.is_empty(), "the run went ahead: {stdout}");
+}
+
+/// Questionable inputs and obviously huge runs get a warning with an
+/// estimate before anything runs; `--check` stops there.
+#[test]
+fn warnings_and_estimates_come_before_the_run() {
+    let out = braid(&["run", "--duration", "1000000s", "--check"]);
+    let (stdout, err) = text(&out);
+    println!("{stdout}{err}");
+    assert!(out.status.success());
+    assert!(err.contains("warning: this run will take long") && err.contains("of CPU"), "{err}");
+    assert!(stdout.contains("valid") && stdout.contains("estimate"), "{stdout}");
+
+    let flows: String = (0..400).map(|i| format!("[[flow]]\nname = \"f{i}\"\nsubflows = 2\n")).collect();
+    let crowded = write_scenario(
+        "crowded.toml",
+        &format!("sample_interval = \"1ms\"\n[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\nrate = \"1Gbit\"\n{flows}"),
+    );
+    let dir = std::env::temp_dir().join(format!("braid-cli-crowded-{}", std::process::id()));
+    let (_, err) = text(&braid(&["run", crowded.to_str().unwrap(), "--check", "--out", dir.to_str().unwrap()]));
+    assert!(err.contains("time series will be large") && err.contains("GB"), "{err}");
+    let (_, err) = text(&braid(&["run", crowded.to_str().unwrap(), "--check", "--json"]));
+    assert!(!err.contains("warning"), "nothing is kept without --out: {err}");
+
+    let late = write_scenario(
+        "late.toml",
+        "duration = \"10s\"\n[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\nstart = \"11s\"\n",
+    );
+    let (_, err) = text(&braid(&["run", late.to_str().unwrap(), "--check"]));
+    assert!(err.contains("late.toml") && err.contains("`flow[0].start`"), "{err}");
+}
+
+/// One point of the bench series prints its figures as `key=value` pairs.
+#[test]
+fn bench_point_reports_cost_per_packet() {
+    let out = braid(&["bench", "--flows", "10", "--duration", "200ms", "--repeat", "1"]);
+    let (stdout, err) = text(&out);
+    assert!(out.status.success(), "{err}");
+    let field = |k: &str| -> f64 {
+        let v = stdout.split_whitespace().find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='));
+        v.unwrap_or_else(|| panic!("{k} in {stdout}")).parse().unwrap()
+    };
+    assert_eq!(field("flows"), 10.0);
+    // CPU time has scheduler-tick resolution: a window this short may read 0.
+    assert!(field("delivered_pkts") > 1000.0 && field("ns_per_pkt") >= 0.0, "{stdout}");
+    assert!((2.0..5.0).contains(&field("events_per_pkt")), "{stdout}");
 }
 
 #[test]

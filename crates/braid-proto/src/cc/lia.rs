@@ -23,11 +23,14 @@ pub struct Lia;
 
 /// RFC 6356 alpha from `(cwnd_bytes, srtt_seconds)` pairs; `None` when no
 /// pair has a positive RTT.
-pub fn lia_alpha(paths: impl Iterator<Item = (f64, f64)> + Clone) -> Option<f64> {
-    let usable = paths.filter(|&(_, rtt)| rtt > 0.0);
-    let total: f64 = usable.clone().map(|(w, _)| w).sum();
-    let best = usable.clone().map(|(w, rtt)| w / (rtt * rtt)).fold(0.0, f64::max);
-    let denom: f64 = usable.map(|(w, rtt)| w / rtt).sum();
+pub fn lia_alpha(paths: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
+    // One pass; each sum takes its terms in path order, as separate passes would.
+    let (mut total, mut best, mut denom) = (0.0, 0.0, 0.0);
+    for (w, rtt) in paths.filter(|&(_, rtt)| rtt > 0.0) {
+        total += w;
+        best = f64::max(best, w / (rtt * rtt));
+        denom += w / rtt;
+    }
     (denom > 0.0).then(|| total * best / (denom * denom))
 }
 

@@ -46,6 +46,9 @@ impl LossMarks {
 #[derive(Clone, Debug, Default)]
 pub struct Olia {
     marks: Vec<LossMarks>,
+    /// The paths `increase` considers, kept to reuse its memory (no
+    /// allocation per ACK).
+    set: Vec<OliaPath>,
 }
 
 /// One subflow as OLIA's alpha sees it: window (bytes), smoothed RTT
@@ -59,6 +62,11 @@ pub struct OliaPath {
 
 /// `alpha_r` for every path (OLIA's `B`, `M`, `B \ M` rule).
 pub fn olia_alphas(paths: &[OliaPath]) -> Vec<f64> {
+    (0..paths.len()).map(|r| olia_alpha(paths, r)).collect()
+}
+
+/// `alpha_r` of path `r` alone, without allocating.
+fn olia_alpha(paths: &[OliaPath], r: usize) -> f64 {
     let n = paths.len() as f64;
     let quality = |p: &OliaPath| p.loss_interval / (p.rtt * p.rtt);
     let best = paths.iter().map(quality).fold(f64::MIN, f64::max);
@@ -67,15 +75,13 @@ pub fn olia_alphas(paths: &[OliaPath]) -> Vec<f64> {
     let collected = |p: &OliaPath| quality(p) == best && !in_m(p);
     let n_collected = paths.iter().filter(|p| collected(p)).count() as f64;
     let n_max = paths.iter().filter(|p| in_m(p)).count() as f64;
-    paths
-        .iter()
-        .map(|p| match () {
-            _ if n_collected == 0.0 => 0.0,
-            _ if collected(p) => 1.0 / (n * n_collected),
-            _ if in_m(p) => -1.0 / (n * n_max),
-            _ => 0.0,
-        })
-        .collect()
+    let p = &paths[r];
+    match () {
+        _ if n_collected == 0.0 => 0.0,
+        _ if collected(p) => 1.0 / (n * n_collected),
+        _ if in_m(p) => -1.0 / (n * n_max),
+        _ => 0.0,
+    }
 }
 
 impl Olia {
@@ -105,7 +111,8 @@ impl WindowRule for Olia {
     fn increase(&mut self, windows: &[Window], path: usize, acked: f64, paths: &[PathView]) -> f64 {
         let w = windows[path];
         let reno = acked * w.mss / w.cwnd;
-        let mut set = Vec::with_capacity(windows.len());
+        let set = &mut self.set;
+        set.clear();
         let mut me = None;
         for (r, (win, view)) in windows.iter().zip(paths).enumerate() {
             let Some(rtt) = view.srtt.filter(|_| win.active && view.active).map(|d| d.as_secs_f64()) else { continue };
@@ -119,7 +126,7 @@ impl WindowRule for Olia {
             set.push(OliaPath { cwnd: win.cwnd, rtt, loss_interval });
         }
         let Some(me) = me else { return reno };
-        let alpha = olia_alphas(&set)[me];
+        let alpha = olia_alpha(set, me);
         let denom: f64 = set.iter().map(|p| p.cwnd / p.rtt).sum();
         let mine = set[me];
         let coupled = (mine.cwnd / (mine.rtt * mine.rtt)) / (denom * denom);

@@ -36,7 +36,7 @@ pub fn flow(name: &str, cc: &str, paths: &[usize]) -> FlowSpec {
 }
 
 pub fn run(topology: Topology, flows: Vec<FlowSpec>, seed: u64, secs: u64) -> Sim {
-    let mut sim = Sim::new(topology, flows, seed, Duration::from_millis(100)).expect("valid simulation");
+    let mut sim = Sim::new(topology, flows, seed).expect("valid simulation");
     sim.run(Instant::ZERO + Duration::from_secs(secs));
     sim
 }

@@ -7,7 +7,7 @@ mod ss;
 
 use std::path::{Path, PathBuf};
 
-use braid_lab::plot::{write_panels, Series};
+use braid_lab::plot::{write_panels, PlotData, Series};
 use braid_lab::{scenario, RunOptions, Scenario};
 use braid_proto::Duration;
 use serde::Serialize;
@@ -105,7 +105,8 @@ fn check_scenario(sc: &Scenario) -> Result<Vec<String>, String> {
 fn sim_side(sc: &Scenario, cc: &str, opts: RunOptions) -> Result<(Side, Vec<Vec<Series>>), String> {
     let mut sc = sc.clone();
     sc.flows[0].cc = cc.to_string();
-    let (sim, summary) = braid_lab::run(&sc, opts, &mut |_| {}).map_err(|e| e.to_string())?;
+    let mut plot = PlotData::new(&sc, opts.duration.unwrap_or(sc.duration));
+    let (_, summary) = braid_lab::run_with(&sc, opts, &mut plot, &mut |_| {}).map_err(|e| e.to_string())?;
     let flow = &summary.flows[0];
     let total: u64 = flow.subflows.iter().map(|s| s.bytes_delivered).sum();
     let subflows = flow
@@ -121,7 +122,7 @@ fn sim_side(sc: &Scenario, cc: &str, opts: RunOptions) -> Result<(Side, Vec<Vec<
         })
         .collect();
     // Goodput and smoothed RTT, as `braid run --out` draws them.
-    let [goodput, _, srtt, _] = braid_lab::plot::series(&sim, &sc.flow_paths);
+    let [goodput, _, srtt, _] = braid_lab::plot::series(&plot);
     let mut panels = vec![goodput, srtt];
     for s in panels.iter_mut().flatten() {
         s.label = format!("simulator {}", s.label.rsplit(' ').next().unwrap_or_default());

@@ -1,0 +1,127 @@
+//! Simulator speed: the experiments `braid bench` measures and how.
+//!
+//! The scaling series puts N two-subflow LIA flows on one dumbbell
+//! bottleneck of N x 10 Mbit/s (20 ms RTT, one BDP of queue), so every flow
+//! keeps the same handful of packets in flight whatever N is, and measures
+//! the cost per delivered data packet after a warm-up: a simulator whose
+//! cost is flat in N gives the same figure for 10 and 10,000 flows.
+//! Each point runs the real run loop (sampling included) and counts data
+//! packets as delivered bytes / mss, as the htsim side-by-side harness does.
+
+use braid_proto::{Duration, Instant};
+use braid_sim::{BuildError, Recorder};
+
+use crate::run::{RunOptions, Runner};
+use crate::scenario::{parse, Scenario};
+
+/// Bottleneck capacity per flow in the scaling series.
+pub const MBIT_PER_FLOW: u64 = 10;
+
+/// The scaling series' scenario for `flows` flows, acknowledging every
+/// `ack_every`-th packet.
+pub fn dumbbell(flows: usize, ack_every: u32) -> Scenario {
+    let mut toml = format!(
+        "name = \"bench-dumbbell-{flows}\"\n[topology]\nkind = \"dumbbell\"\n\
+         [topology.bottleneck]\nrate = \"{}Mbit\"\nrtt = \"20ms\"\nqueue = \"1bdp\"\n",
+        flows as u64 * MBIT_PER_FLOW
+    );
+    for i in 0..flows {
+        toml += &format!("[[flow]]\nname = \"f{i}\"\ncc = \"lia\"\nsubflows = 2\nack_every = {ack_every}\n");
+    }
+    parse(&toml, "bench").expect("the bench scenario is valid")
+}
+
+/// What one measured run did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measurement {
+    /// CPU seconds of the measured window (the run is single-threaded; on a
+    /// machine shared with other work, CPU time is steadier than wall time).
+    pub cpu_s: f64,
+    /// Data packets delivered in the window (bytes read / mss).
+    pub delivered_packets: u64,
+    /// Simulator events run in the window.
+    pub events: u64,
+    /// Packets the endpoints sent (data and ACKs) in the window.
+    pub endpoint_packets: u64,
+}
+
+impl Measurement {
+    pub fn ns_per_packet(&self) -> f64 {
+        self.cpu_s * 1e9 / self.delivered_packets.max(1) as f64
+    }
+    pub fn events_per_packet(&self) -> f64 {
+        self.events as f64 / self.delivered_packets.max(1) as f64
+    }
+}
+
+fn counters(runner: &Runner, scenario: &Scenario) -> (u64, u64, u64) {
+    let sim = runner.sim();
+    let delivered =
+        (0..scenario.flows.len()).map(|f| sim.outcome(f).delivered / u64::from(scenario.flows[f].config.mss)).sum();
+    (delivered, sim.events_run(), sim.packets_sent())
+}
+
+/// Runs `scenario` for `warmup + duration` and measures the last `duration`.
+pub fn measure(scenario: &Scenario, warmup: Duration, duration: Duration) -> Result<Measurement, BuildError> {
+    let opts = RunOptions { seed: None, duration: Some(warmup + duration) };
+    let mut runner = Runner::new(scenario, opts)?;
+    let mut none = None::<Recorder>;
+    runner.advance(Instant::ZERO + warmup, &mut none);
+    let (d0, e0, p0) = counters(&runner, scenario);
+    let t0 = CpuClock::start();
+    runner.advance(Instant::ZERO + warmup + duration, &mut none);
+    let cpu_s = t0.elapsed_s();
+    let (d1, e1, p1) = counters(&runner, scenario);
+    Ok(Measurement { cpu_s, delivered_packets: d1 - d0, events: e1 - e0, endpoint_packets: p1 - p0 })
+}
+
+/// The calling thread's CPU time (Linux's `/proc/thread-self/schedstat`,
+/// in nanoseconds but brought up to date only at scheduler ticks, so a few
+/// milliseconds' resolution: measure windows of a second or more), or wall
+/// time where that is not available.
+pub enum CpuClock {
+    Cpu(u64),
+    Wall(std::time::Instant),
+}
+
+impl CpuClock {
+    fn thread_cpu_ns() -> Option<u64> {
+        std::fs::read_to_string("/proc/thread-self/schedstat").ok()?.split_whitespace().next()?.parse().ok()
+    }
+
+    pub fn start() -> Self {
+        Self::thread_cpu_ns().map_or_else(|| CpuClock::Wall(std::time::Instant::now()), CpuClock::Cpu)
+    }
+
+    pub fn elapsed_s(&self) -> f64 {
+        match self {
+            CpuClock::Cpu(t0) => Self::thread_cpu_ns().unwrap_or(*t0).saturating_sub(*t0) as f64 / 1e9,
+            CpuClock::Wall(t0) => t0.elapsed().as_secs_f64(),
+        }
+    }
+}
+
+/// Peak resident memory of this process so far, in bytes (Linux; `None`
+/// elsewhere).
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim();
+    kb.parse::<u64>().ok().map(|k| k * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_series_scales_the_bottleneck_with_the_flows() {
+        let s = dumbbell(100, 1);
+        assert_eq!(s.flows.len(), 100);
+        assert_eq!(s.topology.links[0].rate_bps, 1_000_000_000);
+        assert!(s.flows.iter().all(|f| f.subflows.len() == 2 && f.config.ack_every == 1));
+        let m = measure(&dumbbell(10, 2), Duration::from_millis(500), Duration::from_millis(500)).unwrap();
+        // 100 Mbit/s for 0.5 s: about 4,300 data packets of 1448 bytes.
+        assert!((3_000..4_500).contains(&m.delivered_packets), "{m:?}");
+        assert!(m.events_per_packet() > 1.0 && m.endpoint_packets > m.delivered_packets, "{m:?}");
+    }
+}
