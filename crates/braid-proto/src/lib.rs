@@ -11,6 +11,7 @@ mod autotune;
 pub mod cc;
 mod config;
 mod connection;
+pub mod crypto;
 pub mod packet;
 mod recv_buffer;
 mod rtt;
@@ -22,7 +23,7 @@ pub mod wire;
 
 pub use autotune::SendAutotune;
 pub use config::Config;
-pub use connection::{Connection, ConnectionError, ConnectionStats, Event, SubflowStats, TooManySubflows};
+pub use connection::{Connection, ConnectionError, ConnectionStats, Event, Side, SubflowStats, TooManySubflows};
 pub use packet::{AckFrame, Control, DataFrame, Frame, Packet, PacketError, SubflowId};
 pub use rtt::RttEstimator;
 pub use subflow::{RateSample, SubflowCounters};

@@ -15,9 +15,11 @@
 //! bytes.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
-use braid_proto::{cc, sched, Config, Connection, ConnectionError, Event as ConnEvent, Instant, Packet};
-use rand::SeedableRng;
+use braid_proto::crypto::{Crypto, RustCrypto};
+use braid_proto::{cc, sched, Config, Connection, ConnectionError, Event as ConnEvent, Instant, Packet, Side};
+use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::delay::DelayHistogram;
@@ -246,20 +248,28 @@ impl Sim {
         if spec.subflows.is_empty() {
             return Err(BuildError::NoSubflows(spec.name.clone()));
         }
-        let make = || -> Result<Connection, BuildError> {
+        // Each side's key, from the run's seed: the handshake runs as on a
+        // real network (the MACs cost microseconds per subflow).
+        let mut keys = ChaCha8Rng::seed_from_u64(seed ^ 0x6b65_7973);
+        keys.set_stream(u64::from(f));
+        let crypto: Arc<dyn Crypto> = Arc::new(RustCrypto);
+        let mut make = |side: Side| -> Result<Connection, BuildError> {
             let c = cc::by_name(&spec.cc).ok_or_else(|| BuildError::UnknownController(spec.cc.clone()))?;
             let s = sched::build(&spec.scheduler, &spec.sched_settings)
                 .map_err(|e| BuildError::Scheduler(format!("flow `{}`: {e}", spec.name)))?;
-            Ok(Connection::new(spec.config.clone(), c, s))
+            let (config, key, crypto) = (spec.config.clone(), keys.next_u64(), Arc::clone(&crypto));
+            Ok(match side {
+                Side::Client => Connection::client(config, c, s, key, crypto),
+                Side::Server => Connection::server(config, c, s, key, crypto),
+            })
         };
-        let (mut tx, mut rx) = (make()?, make()?);
+        let (mut tx, rx) = (make(Side::Client)?, make(Side::Server)?);
         let (mut fwd, mut rev) = (Vec::new(), Vec::new());
         for &(path, backup) in &spec.subflows {
             let p = self.topology.paths.get(path).ok_or(BuildError::UnknownPath { flow: spec.name.clone(), path })?;
             let (forward, reverse) = (p.forward.clone(), p.reverse.clone());
             let too_many = |_| BuildError::TooManySubflows(spec.name.clone());
             tx.add_subflow(backup).map_err(too_many)?;
-            rx.add_subflow(backup).map_err(too_many)?;
             fwd.push(self.add_route(&forward));
             rev.push(self.add_route(&reverse));
         }

@@ -1,6 +1,7 @@
 //! Receiving: data into the shared receive buffer, acknowledgements into
 //! the subflows' scoreboards, the congestion controller and the send buffer.
 
+use super::handshake::Verdict;
 use super::timer::Timer;
 use super::{subflow_rto, Connection, Event};
 use crate::autotune::TunedPath;
@@ -21,12 +22,11 @@ impl Connection {
             return Err(e);
         }
         let i = packet.subflow.index();
-        if !self.subflows.get(i).is_some_and(|s| s.is_open()) {
+        if !self.subflows.get(i).is_some_and(|s| s.is_open()) && !self.accept_subflow(i, &packet) {
             return Ok(());
         }
-        if !self.subflows[i].is_established() {
-            self.subflows[i].on_established();
-            self.subflows[i].penalty_stamp = now;
+        if let Verdict::Drop = self.on_handshake(now, i, &packet) {
+            return Ok(());
         }
         match packet.frame {
             Frame::Data(d) => self.on_data(now, i, d),
@@ -86,7 +86,9 @@ impl Connection {
         let prior_in_flight = sf.bytes_in_flight();
         let out = sf.on_ack(now, a, dupthresh, |s| subflow_rto(cfg, s));
         let in_recovery = sf.in_recovery();
-        if was_failed && !sf.potentially_failed() {
+        let (largest, recovered) = (sf.largest_acked(), was_failed && !sf.potentially_failed());
+        self.on_handshake_acked(i, largest);
+        if recovered {
             self.events.push_back(Event::SubflowRecovered { subflow: Self::id(i) });
         }
         self.refresh_path_views();

@@ -20,7 +20,7 @@ impl Connection {
         }
         self.start_joins();
         for i in 0..self.subflows.len() {
-            if self.subflows[i].is_open() && self.subflows[i].probe_pending {
+            if self.subflows[i].is_open() && (self.subflows[i].probe_pending || self.confirmation_due(i)) {
                 self.subflows[i].probe_pending = false;
                 return Some(self.send_data(now, i, self.send.nxt(), 0));
             }
@@ -42,7 +42,8 @@ impl Connection {
             data_ack: self.recv.data_ack(),
             window_end: self.advertised_window_end,
         };
-        Some(Packet::new(Self::id(i), Frame::Ack(frame)))
+        let control = self.subflows[i].reply.take();
+        Some(Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame: Frame::Ack(frame), control })
     }
 
     pub(super) fn window_space(&self, i: usize, len: u32) -> bool {
@@ -185,6 +186,15 @@ impl Connection {
     /// Takes `len` new bytes for sending, remembering where the last short
     /// segment ends (Linux's `snd_sml`) for Nagle's algorithm.
     pub(super) fn take_new(&mut self, len: u32) {
+        // New data never goes beyond the peer's window. (A re-sent segment
+        // may: a window first assumed, then stated smaller by the peer's
+        // first ACK; the peer drops it until its window reaches it.)
+        debug_assert!(
+            self.send.nxt() + u64::from(len) <= self.peer_window_end(),
+            "new data [{}, +{len}) beyond the peer's window {}",
+            self.send.nxt(),
+            self.peer_window_end()
+        );
         self.send.take_new(u64::from(len));
         if len < self.config.mss {
             self.short_sent_end = self.send.nxt();
@@ -284,11 +294,6 @@ impl Connection {
             "subflow {i}: {in_flight} in flight + {len} exceeds the window {}",
             self.cc.window(i)
         );
-        debug_assert!(
-            dsn + u64::from(len) <= self.peer_window_end(),
-            "[{dsn}, +{len}) beyond the peer's window {}",
-            self.peer_window_end()
-        );
         debug_assert!(len == 0 || dsn >= self.send.una(), "re-sending acknowledged data at {dsn}");
         let pn_floor = self.subflows[i].pn_floor();
         let pn = self.subflows[i].on_sent(now, dsn, len, rto);
@@ -299,6 +304,8 @@ impl Connection {
             Chunk::Bytes(b) if len > 0 => b,
             _ => Vec::new(),
         };
-        Packet::new(Self::id(i), Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload }))
+        let control = self.handshake_control(i, pn, len == 0);
+        let frame = Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload });
+        Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame, control }
     }
 }
