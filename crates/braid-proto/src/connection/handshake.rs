@@ -302,6 +302,13 @@ impl Connection {
         true
     }
 
+    /// Server: opens subflow `i`, whose opening was answered without state,
+    /// to wait for the client's `Establish`.
+    pub(super) fn open_awaiting_establish(&mut self, i: usize) {
+        self.open_slot(i, false);
+        self.subflows[i].join = JoinState::AwaitEstablish;
+    }
+
     /// Server: opens subflow `i` (creating empty slots below it).
     fn open_slot(&mut self, i: usize, backup: bool) {
         while self.subflows.len() <= i {

@@ -22,6 +22,8 @@
 //! congestion window in flight, and no data beyond the peer's receive window
 //! (`window_end`) is ever sent.
 
+mod addresses;
+mod close;
 mod failure;
 mod handshake;
 mod opportunistic;
@@ -64,8 +66,16 @@ pub enum Event {
     SubflowRecovered { subflow: SubflowId },
     /// The congestion controller closed a subflow (C-MPBBR).
     SubflowClosed { subflow: SubflowId },
-    /// The connection gave up: see [`Connection::error`].
+    /// The connection gave up or was reset: see [`Connection::error`].
     Failed(ConnectionError),
+    /// The peer closed its stream and every byte of it has arrived.
+    PeerClosed,
+    /// The peer acknowledged our close: everything we wrote arrived.
+    Closed,
+    /// The server advertised another address of this connection.
+    AddressAdvertised { id: u8, addr: std::net::SocketAddr },
+    /// The server withdrew an address it had advertised.
+    AddressRemoved { id: u8 },
 }
 
 /// A connection has as many subflows as a [`SubflowId`] can name, and only
@@ -160,6 +170,16 @@ pub struct Connection {
     data_rto_backoff: u32,
     /// Why the connection failed, once it has.
     error: Option<ConnectionError>,
+    /// A reset to tell the peer about, on the next packet.
+    reset_pending: Option<u8>,
+    /// How each direction of the stream ends.
+    fin: close::Fin,
+    /// Server: addresses advertised (id, address, echoed by the client).
+    advertised: Vec<(u8, std::net::SocketAddr, bool)>,
+    /// Client: addresses the server advertised and has not withdrawn.
+    learned: Vec<(u8, std::net::SocketAddr)>,
+    /// Address signals to send once each.
+    outbox: VecDeque<crate::packet::Control>,
     /// Subflows opened here that have not sent a join (an upper bound:
     /// zero means no join is left to start).
     unjoined: usize,
@@ -206,6 +226,25 @@ impl Connection {
         Self::new(config, cc, sched, Session::new(Side::Server, crypto, key))
     }
 
+    /// A server connection the endpoint creates when a client's
+    /// `Establish` checks out: the keys are known, and `subflow` (the one
+    /// that carried the opening) waits for that `Establish`.
+    pub(crate) fn accepted(
+        config: Config,
+        cc: Box<dyn Controller>,
+        sched: Box<dyn Scheduler>,
+        key: u64,
+        client_key: u64,
+        crypto: Arc<dyn Crypto>,
+        subflow: SubflowId,
+    ) -> Self {
+        let mut session = Session::new(Side::Server, crypto, key);
+        session.remote_key = Some(client_key);
+        let mut c = Self::new(config, cc, sched, session);
+        c.open_awaiting_establish(subflow.index());
+        c
+    }
+
     fn new(config: Config, cc: Box<dyn Controller>, sched: Box<dyn Scheduler>, session: Session) -> Self {
         let send_tuner = SendTuner::new(config.send_autotune, config.send_buffer, cc.sndbuf_expand());
         let send = SendBuffer::new(send_tuner.initial());
@@ -241,6 +280,11 @@ impl Connection {
             persist_backoff: 0,
             data_rto_backoff: 0,
             error: None,
+            reset_pending: None,
+            fin: close::Fin::default(),
+            advertised: Vec::new(),
+            learned: Vec::new(),
+            outbox: VecDeque::new(),
             unjoined: 0,
             events: VecDeque::new(),
             path_views: Vec::new(),
@@ -302,12 +346,19 @@ impl Connection {
 
     // ---- application side ----
 
-    /// Buffers bytes for sending; returns how many fit in the send buffer.
+    /// Buffers bytes for sending; returns how many fit in the send buffer
+    /// (none after `close`).
     pub fn write(&mut self, data: &[u8]) -> usize {
+        if self.writes_closed() {
+            return 0;
+        }
         self.send.write(data)
     }
     /// Buffers `n` synthetic zero bytes (bulk traffic without copies).
     pub fn write_zeros(&mut self, n: u64) -> u64 {
+        if self.writes_closed() {
+            return 0;
+        }
         self.send.write_zeros(n)
     }
     /// Space left in the send buffer.

@@ -28,6 +28,10 @@ impl Connection {
         if let Verdict::Drop = self.on_handshake(now, i, &packet) {
             return Ok(());
         }
+        self.on_connection_control(&packet);
+        if self.error.is_some() {
+            return Ok(());
+        }
         match packet.frame {
             Frame::Data(d) => self.on_data(now, i, d),
             Frame::Ack(a) => self.on_ack(now, i, &a),
@@ -55,6 +59,7 @@ impl Connection {
         let before = self.recv.data_ack();
         let new = self.recv.insert(d.dsn, u64::from(d.len), payload);
         self.subflows[i].counters.bytes_received_new += new;
+        self.check_peer_done();
         if let Some(a) = self.autotune.as_mut() {
             if self.recv.data_ack() > before {
                 a.on_data(now, self.recv.data_ack(), self.recv.window_end());
@@ -66,7 +71,8 @@ impl Connection {
     }
 
     pub(super) fn on_ack(&mut self, now: Instant, i: usize, a: &AckFrame) {
-        if self.send.on_data_ack(a.data_ack) > 0 {
+        let data_ack = self.on_fin_ack(a.data_ack);
+        if self.send.on_data_ack(data_ack) > 0 {
             self.data_rto_backoff = 0;
             self.timers.stop(Timer::DataRetransmit);
             self.arm_data_rto(now);

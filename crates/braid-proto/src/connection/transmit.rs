@@ -4,7 +4,7 @@
 
 use super::timer::Timer;
 use super::Connection;
-use crate::packet::{AckFrame, DataFrame, Frame, Packet};
+use crate::packet::{AckFrame, Control, DataFrame, Frame, Packet};
 use crate::sched::{Decision, SchedConn, SchedPath};
 use crate::send_buffer::Chunk;
 use crate::time::{Duration, Instant};
@@ -13,15 +13,17 @@ impl Connection {
     /// The next packet to send, if any is allowed now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
         if self.error.is_some() {
-            return None;
+            return self.poll_reset();
         }
         if let Some(p) = self.poll_ack(now) {
             return Some(p);
         }
         self.start_joins();
         for i in 0..self.subflows.len() {
-            if self.subflows[i].is_open() && (self.subflows[i].probe_pending || self.confirmation_due(i)) {
+            let fin_probe = self.fin_probe_due() && self.subflows[i].usable();
+            if self.subflows[i].is_open() && (self.subflows[i].probe_pending || self.confirmation_due(i) || fin_probe) {
                 self.subflows[i].probe_pending = false;
+                self.fin.probed |= fin_probe;
                 return Some(self.send_data(now, i, self.send.nxt(), 0));
             }
         }
@@ -29,6 +31,21 @@ impl Connection {
             return Some(p);
         }
         self.poll_scheduled(now)
+    }
+
+    /// After a local reset: one packet telling the peer, then nothing.
+    fn poll_reset(&mut self) -> Option<Packet> {
+        let code = self.reset_pending.take()?;
+        let i = self.best_usable_subflow()?;
+        let frame = AckFrame {
+            cumulative: 0,
+            sack: [(0, 0); crate::packet::MAX_SACK_BLOCKS],
+            sack_len: 0,
+            data_ack: self.data_ack_to_send(),
+            window_end: self.recv.window_end(),
+        };
+        let control = Some(Control::Reset { code });
+        Some(Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame: Frame::Ack(frame), control })
     }
 
     pub(super) fn poll_ack(&mut self, now: Instant) -> Option<Packet> {
@@ -39,10 +56,10 @@ impl Connection {
             cumulative,
             sack,
             sack_len,
-            data_ack: self.recv.data_ack(),
+            data_ack: self.data_ack_to_send(),
             window_end: self.advertised_window_end,
         };
-        let control = self.subflows[i].reply.take();
+        let control = self.subflows[i].reply.take().or_else(|| self.connection_control());
         Some(Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame: Frame::Ack(frame), control })
     }
 
@@ -304,7 +321,7 @@ impl Connection {
             Chunk::Bytes(b) if len > 0 => b,
             _ => Vec::new(),
         };
-        let control = self.handshake_control(i, pn, len == 0);
+        let control = self.handshake_control(i, pn, len == 0).or_else(|| self.connection_control());
         let frame = Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload });
         Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame, control }
     }

@@ -98,3 +98,52 @@ pub fn established(config: braid_proto::Config) -> (braid_proto::Connection, bra
     assert!(b.subflow_stats(0).is_some_and(|s| s.established));
     (a, b)
 }
+
+/// Drives client `a` and server `b` over paths with `delay_ms` one-way
+/// delay, from virtual time 0 until `done(a, b)` or `limit_ms`; `drop(now,
+/// to_b, packet)` loses packets. Returns the time reached, or an error if
+/// nothing is left to happen first.
+pub fn drive(
+    a: &mut braid_proto::Connection,
+    b: &mut braid_proto::Connection,
+    delay_ms: u64,
+    limit_ms: u64,
+    mut done: impl FnMut(&mut braid_proto::Connection, &mut braid_proto::Connection) -> bool,
+    mut drop: impl FnMut(braid_proto::Instant, bool, &braid_proto::Packet) -> bool,
+) -> Result<braid_proto::Instant, String> {
+    use braid_proto::{Duration, Instant, Packet};
+    let mut wire: std::collections::BTreeMap<(Instant, u64), (bool, Packet)> = Default::default();
+    let (mut now, mut seq) = (Instant::ZERO, 0u64);
+    let limit = Instant::ZERO + Duration::from_millis(limit_ms);
+    loop {
+        if done(a, b) {
+            return Ok(now);
+        }
+        if now > limit {
+            return Err(format!("time limit at {now:?}"));
+        }
+        for (to_b, c) in [(true, &mut *a), (false, &mut *b)] {
+            while let Some(p) = c.poll_transmit(now) {
+                if !drop(now, to_b, &p) {
+                    seq += 1;
+                    wire.insert((now + Duration::from_millis(delay_ms), seq), (to_b, p));
+                }
+            }
+        }
+        let timer = [a.poll_timeout(), b.poll_timeout()].into_iter().flatten().min();
+        match (wire.keys().next().map(|k| k.0), timer) {
+            (None, None) => return Err(format!("nothing left to happen at {now:?}")),
+            (Some(t), tm) if tm.is_none_or(|tm| t <= tm) => {
+                let ((at, _), (to_b, p)) = wire.pop_first().expect("a packet");
+                now = at;
+                let c = if to_b { &mut *b } else { &mut *a };
+                c.handle_datagram(now, p).map_err(|e| e.to_string())?;
+            }
+            (_, tm) => {
+                now = now.max(tm.expect("a timer"));
+                a.handle_timeout(now);
+                b.handle_timeout(now);
+            }
+        }
+    }
+}
