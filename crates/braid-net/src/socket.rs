@@ -145,7 +145,7 @@ pub(crate) fn interface_addr(name: &str, want_v4: bool) -> io::Result<IpAddr> {
         libc::freeifaddrs(list);
         found.ok_or_else(|| {
             let family = if want_v4 { "IPv4" } else { "IPv6" };
-            io::Error::new(io::ErrorKind::NotFound, format!("interface {name} has no {family} address"))
+            io::Error::new(io::ErrorKind::NotFound, format!("no interface {name} with an {family} address"))
         })
     }
 }
