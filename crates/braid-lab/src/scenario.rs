@@ -114,6 +114,7 @@ struct RawFlow {
     send_buffer: Option<String>,
     recv_buffer: Option<String>,
     verify_payload: Option<bool>,
+    wire: Option<bool>,
     min_rto: Option<String>,
     ack_every: Option<u32>,
     max_ack_delay: Option<String>,
@@ -628,5 +629,6 @@ fn build_flow(
         size,
         source,
         verify_payload: f.verify_payload.unwrap_or(false),
+        wire_format: f.wire.unwrap_or(false),
     })
 }

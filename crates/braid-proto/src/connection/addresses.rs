@@ -61,7 +61,7 @@ impl Connection {
         if let Some(c) = self.outbox.pop_front() {
             return Some(c);
         }
-        let remote = self.session.remote_key?;
+        let remote = self.session.remote_key()?;
         let &(id, addr, _) = self.advertised.iter().find(|a| !a.2)?;
         let mac = self.address_mac(self.session.local_key, remote, id, addr);
         Some(Control::AddAddr { id, addr, mac })
@@ -70,7 +70,7 @@ impl Connection {
     pub(super) fn on_address_control(&mut self, c: &Control) {
         match *c {
             Control::AddAddr { id, addr, mac } => {
-                let Some(remote) = self.session.remote_key else { return };
+                let Some(remote) = self.session.remote_key() else { return };
                 if mac != self.address_mac(remote, self.session.local_key, id, addr) {
                     self.invalid_packets += 1;
                     return;

@@ -53,28 +53,41 @@ pub enum Side {
     Server,
 }
 
-/// Keys and the nonce source.
+/// Keys, their tokens (hashed once: every packet carries one) and the
+/// nonce source.
 #[derive(Debug)]
 pub(super) struct Session {
     pub(super) side: Side,
     pub(super) crypto: Arc<dyn Crypto>,
     pub(super) local_key: u64,
-    pub(super) remote_key: Option<u64>,
+    remote_key: Option<u64>,
+    local_token: u64,
+    remote_token: u64,
     nonces: u64,
 }
 
 impl Session {
     pub(super) fn new(side: Side, crypto: Arc<dyn Crypto>, local_key: u64) -> Self {
-        Session { side, crypto, local_key, remote_key: None, nonces: 0 }
+        let local_token = token(crypto.as_ref(), local_key);
+        Session { side, crypto, local_key, remote_key: None, local_token, remote_token: 0, nonces: 0 }
+    }
+
+    pub(super) fn remote_key(&self) -> Option<u64> {
+        self.remote_key
+    }
+
+    pub(super) fn set_remote_key(&mut self, key: u64) {
+        self.remote_key = Some(key);
+        self.remote_token = token(self.crypto.as_ref(), key);
     }
 
     pub(super) fn local_token(&self) -> u64 {
-        token(self.crypto.as_ref(), self.local_key)
+        self.local_token
     }
 
     /// The connection id on packets to the peer (0 until its key is known).
     pub(super) fn remote_token(&self) -> u64 {
-        self.remote_key.map_or(0, |k| token(self.crypto.as_ref(), k))
+        self.remote_token
     }
 
     fn next_nonce(&mut self) -> u64 {
@@ -128,7 +141,7 @@ impl Connection {
         if self.unjoined == 0 || self.session.side == Side::Server {
             return;
         }
-        let keys = self.session.remote_key.is_some();
+        let keys = self.session.remote_key().is_some();
         let connected = keys && self.subflows.iter().any(|s| s.is_established());
         let first = self.subflows.iter().position(|s| s.is_open());
         let first_failed = first.is_some_and(|i| self.subflows[i].potentially_failed());
@@ -194,14 +207,14 @@ impl Connection {
         let local_key = self.session.local_key;
         match (&self.subflows[i].join, &packet.control, &packet.frame) {
             (JoinState::Hello, Some(Control::HelloReply { key }), Frame::Ack(_)) => {
-                self.session.remote_key = Some(*key);
+                self.session.set_remote_key(*key);
                 let control = Control::Establish { client_key: local_key, server_key: *key };
                 self.subflows[i].join = JoinState::Confirm { control, first_pn: None };
                 self.establish(now, i);
                 Verdict::Process
             }
             (JoinState::Join { nonce }, Some(Control::JoinReply { mac, nonce: server_nonce }), Frame::Ack(_)) => {
-                let Some(server_key) = self.session.remote_key else { return Verdict::Drop };
+                let Some(server_key) = self.session.remote_key() else { return Verdict::Drop };
                 let expect = truncated(join_mac(crypto.as_ref(), server_key, local_key, *server_nonce, *nonce));
                 if *mac != expect {
                     // Not the server we opened the connection with.
@@ -226,15 +239,15 @@ impl Connection {
         match (&self.subflows[i].join, &packet.control) {
             // A (repeated) Hello: answer with our key.
             (JoinState::AwaitEstablish, Some(Control::Hello { key })) => {
-                if self.session.remote_key.is_some_and(|k| k != *key) {
+                if self.session.remote_key().is_some_and(|k| k != *key) {
                     return Verdict::Drop;
                 }
-                self.session.remote_key = Some(*key);
+                self.session.set_remote_key(*key);
                 self.subflows[i].reply = Some(Control::HelloReply { key: local_key });
                 Verdict::Process
             }
             (JoinState::AwaitEstablish, Some(Control::Establish { client_key, server_key })) => {
-                if Some(*client_key) != self.session.remote_key || *server_key != local_key {
+                if Some(*client_key) != self.session.remote_key() || *server_key != local_key {
                     self.invalid_packets += 1;
                     return Verdict::Drop;
                 }
@@ -248,13 +261,13 @@ impl Connection {
                 if nonce != client_nonce {
                     return Verdict::Drop;
                 }
-                let client_key = self.session.remote_key.unwrap_or_default();
+                let client_key = self.session.remote_key().unwrap_or_default();
                 let mac = truncated(join_mac(crypto.as_ref(), local_key, client_key, *server_nonce, *client_nonce));
                 self.subflows[i].reply = Some(Control::JoinReply { mac, nonce: *server_nonce });
                 Verdict::Process
             }
             (JoinState::AwaitJoinAck { client_nonce, server_nonce }, Some(Control::JoinAck { mac })) => {
-                let client_key = self.session.remote_key.unwrap_or_default();
+                let client_key = self.session.remote_key().unwrap_or_default();
                 if *mac != join_mac(crypto.as_ref(), client_key, local_key, *client_nonce, *server_nonce) {
                     self.invalid_packets += 1;
                     return Verdict::Drop;
@@ -276,7 +289,7 @@ impl Connection {
         if self.session.side != Side::Server || !matches!(packet.frame, Frame::Data(_)) {
             return false;
         }
-        let state = match (&packet.control, self.session.remote_key) {
+        let state = match (&packet.control, self.session.remote_key()) {
             (Some(Control::Hello { key }), k) if k.is_none_or(|k| k == *key) => JoinState::AwaitEstablish,
             (Some(Control::Join { token, nonce, .. }), Some(client_key)) if *token == self.session.local_token() => {
                 let server_nonce = self.session.next_nonce();

@@ -239,7 +239,7 @@ impl Connection {
         subflow: SubflowId,
     ) -> Self {
         let mut session = Session::new(Side::Server, crypto, key);
-        session.remote_key = Some(client_key);
+        session.set_remote_key(client_key);
         let mut c = Self::new(config, cc, sched, session);
         c.open_awaiting_establish(subflow.index());
         c

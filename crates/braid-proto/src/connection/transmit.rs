@@ -163,6 +163,10 @@ impl Connection {
             self.window_stalled = false;
             (self.send.nxt(), len as u32, false)
         };
+        if !(0..self.subflows.len()).any(|i| self.subflows[i].is_established() && self.window_space(i, len)) {
+            // No subflow could take it: every scheduler would wait.
+            return None;
+        }
         self.refresh_sched_views(now);
         let conn = SchedConn {
             now,
