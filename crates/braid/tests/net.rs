@@ -50,6 +50,37 @@ fn send_and_recv_agree_over_two_loopback_subflows() {
 }
 
 #[test]
+fn a_file_arrives_on_disk_byte_for_byte() {
+    let dir = std::env::temp_dir().join(format!("braid-net-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (src, dst) = (dir.join("sent.bin"), dir.join("received.bin"));
+    // Not a multiple of any buffer size, not all the same byte.
+    let data: Vec<u8> = (0..3_000_017u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(&src, &data).unwrap();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let recv = braid()
+        .args(["recv", "--listen", &listen, "--once", "--json", "--file"])
+        .arg(&dst)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let send = braid().args(["send", "--to", &listen, "--json", "--file"]).arg(&src).output().unwrap();
+    let recv = recv.wait_with_output().unwrap();
+    assert!(send.status.success(), "send failed: {}", String::from_utf8_lossy(&send.stderr));
+    assert!(recv.status.success(), "recv --once did not end cleanly after its connection");
+    let got = std::fs::read(&dst).unwrap();
+    assert!(got == data, "the file on disk differs ({} of {} bytes)", got.len(), data.len());
+    let (s, r) = (
+        json_lines(&String::from_utf8_lossy(&send.stdout)).pop().unwrap(),
+        json_lines(&String::from_utf8_lossy(&recv.stdout)).pop().unwrap(),
+    );
+    assert_eq!(s["sha256"], r["sha256"]);
+    assert_eq!(r["bytes"], data.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_dead_path_ends_with_a_clear_error_after_the_timeout() {
     let to = format!("127.0.0.1:{}", free_port());
     let t0 = Instant::now();
