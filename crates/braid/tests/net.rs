@@ -50,6 +50,24 @@ fn send_and_recv_agree_over_two_loopback_subflows() {
 }
 
 #[test]
+fn a_backup_path_opens_but_stays_idle_while_the_other_works() {
+    let listen = format!("127.0.0.1:{}", free_port());
+    let recv = braid().args(["recv", "--listen", &listen, "--once", "--json"]).stdout(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let send = braid()
+        .args(["send", "--to", &listen, "--via", "127.0.0.1", "--backup", "127.0.0.2", "--bytes", "5MB", "--json"])
+        .output()
+        .unwrap();
+    let recv = recv.wait_with_output().unwrap();
+    assert!(send.status.success(), "send failed: {}", String::from_utf8_lossy(&send.stderr));
+    let r = json_lines(&String::from_utf8_lossy(&recv.stdout)).pop().unwrap();
+    let subflows = r["subflows"].as_array().unwrap();
+    assert_eq!(subflows.len(), 2, "the backup subflow was opened: {subflows:?}");
+    assert_eq!(subflows[0]["bytes"], 5_000_000, "all data on the regular path: {subflows:?}");
+    assert_eq!(subflows[1]["bytes"], 0, "nothing on the backup: {subflows:?}");
+}
+
+#[test]
 fn a_file_arrives_on_disk_byte_for_byte() {
     let dir = std::env::temp_dir().join(format!("braid-net-file-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -32,12 +32,18 @@ fn parse_addrs(text: &str, what: &str) -> Result<Vec<SocketAddr>, String> {
     text.split(',').filter(|s| !s.trim().is_empty()).map(|s| parse_addr(s, what)).collect()
 }
 
-/// Local addresses or interfaces to send from.
-fn parse_via(list: &[String], remote: SocketAddr) -> Result<Vec<(LocalAddr, bool)>, String> {
+/// Local addresses or interfaces to send from (`option` names where they
+/// were written), each marked as a backup path or not.
+fn parse_via(
+    list: &[String],
+    remote: SocketAddr,
+    option: &str,
+    backup: bool,
+) -> Result<Vec<(LocalAddr, bool)>, String> {
     list.iter()
         .flat_map(|s| s.split(','))
         .filter(|s| !s.trim().is_empty())
-        .map(|s| braid_net::parse_local(s, remote.is_ipv4()).map(|l| (l, false)).map_err(|e| format!("--via: {e}")))
+        .map(|s| braid_net::parse_local(s, remote.is_ipv4()).map(|l| (l, backup)).map_err(|e| format!("{option}: {e}")))
         .collect()
 }
 

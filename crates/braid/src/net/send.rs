@@ -34,6 +34,10 @@ pub struct Args {
     /// eth0,wlan0); default: one subflow from whatever address the routing table picks.
     #[arg(long, value_name = "ADDR_OR_IFACE,...")]
     via: Vec<String>,
+    /// Local addresses or interfaces for backup subflows, comma-separated: opened like --via, used
+    /// only while no other subflow works (MPTCP's backup flag).
+    #[arg(long, value_name = "ADDR_OR_IFACE,...")]
+    backup: Vec<String>,
     /// Congestion controller (`braid list` names them).
     #[arg(long, default_value = "cubic")]
     cc: String,
@@ -143,7 +147,8 @@ struct Summary {
 
 pub fn run(args: Args) -> Result<(), String> {
     let remote = super::parse_addr(&args.to, "--to")?;
-    let locals = super::parse_via(&args.via, remote)?;
+    let mut locals = super::parse_via(&args.via, remote, "--via", false)?;
+    locals.extend(super::parse_via(&args.backup, remote, "--backup", true)?);
     let mut config = super::net_config(&args.cc, &args.scheduler)?;
     config.connection.failure_timeout = args.timeout;
     let out = Out { json: args.json };
