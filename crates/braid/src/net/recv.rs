@@ -177,7 +177,7 @@ pub fn run(args: Args) -> Result<(), String> {
                     e @ (Event::SubflowEstablished { .. }
                     | Event::SubflowFailed { .. }
                     | Event::SubflowRecovered { .. }),
-                ) => out.notice(h, t, &format!("connection {}: {e:?}", h.0)),
+                ) => out.notice(h, t, &format!("connection {}: {}", h.0, report::describe(&e))),
                 _ => {}
             }
         }

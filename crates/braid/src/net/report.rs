@@ -87,6 +87,22 @@ impl Out {
     }
 }
 
+/// A protocol event as a notice says it.
+pub fn describe(e: &braid_proto::Event) -> String {
+    use braid_proto::Event;
+    match e {
+        Event::SubflowFailed { subflow } => format!("subflow {} timed out: its data goes on the others", subflow.0),
+        Event::SubflowEstablished { subflow } => format!("subflow {} established", subflow.0),
+        Event::SubflowRecovered { subflow } => format!("subflow {} works again", subflow.0),
+        Event::SubflowClosed { subflow } => format!("subflow {} closed", subflow.0),
+        Event::Failed(err) => format!("connection failed: {err}"),
+        Event::PeerClosed => "the peer closed its side".into(),
+        Event::Closed => "our close was acknowledged".into(),
+        Event::AddressAdvertised { id, addr } => format!("the server advertised address {id}: {addr}"),
+        Event::AddressRemoved { id } => format!("the server withdrew address {id}"),
+    }
+}
+
 fn addr_text(node: &Node, h: ConnectionHandle, i: usize) -> (Option<String>, Option<String>) {
     let id = braid_proto::SubflowId::from_index(i).expect("subflow index");
     match node.subflow_addrs(h, id) {

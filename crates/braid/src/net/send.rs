@@ -232,7 +232,7 @@ pub fn run(args: Args) -> Result<(), String> {
                     | Event::SubflowClosed { .. }
                     | Event::AddressAdvertised { .. }
                     | Event::AddressRemoved { .. }),
-                ) => out.notice(h, t, &format!("{e:?}")),
+                ) => out.notice(h, t, &report::describe(&e)),
                 NetEvent::PathError { subflow, error } => out.notice(h, t, &format!("subflow {subflow:?}: {error}")),
                 _ => {}
             }
