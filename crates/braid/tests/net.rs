@@ -1,6 +1,7 @@
 //! `braid send` and `braid recv` over loopback (127.0.0.0/8 only): the
 //! JSON lines a script reads, a dead path's error, bad input.
 
+use std::ffi::OsStr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,25 +18,32 @@ fn free_port() -> u16 {
     std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-#[test]
-fn send_and_recv_agree_over_two_loopback_subflows() {
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
+/// Runs `braid recv --once --json RECV_ARGS` on a free loopback port, then
+/// `braid send --to THAT --json SEND_ARGS`; both must succeed. Returns
+/// their JSON lines.
+fn transfer(recv_args: &[&OsStr], send_args: &[&OsStr]) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    let listen = format!("127.0.0.1:{}", free_port());
     let recv = braid()
         .args(["recv", "--listen", &listen, "--once", "--json", "--idle-timeout", "20s"])
+        .args(recv_args)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    let send = braid()
-        .args(["send", "--to", &listen, "--via", "127.0.0.1,127.0.0.2", "--bytes", "30MB", "--json", "--seed", "7"])
-        .output()
-        .unwrap();
+    let send = braid().args(["send", "--to", &listen, "--json"]).args(send_args).output().unwrap();
     let recv = recv.wait_with_output().unwrap();
     assert!(send.status.success(), "send failed: {}", String::from_utf8_lossy(&send.stderr));
-    assert!(recv.status.success(), "recv failed");
-    let sent = json_lines(&String::from_utf8_lossy(&send.stdout));
-    let got = json_lines(&String::from_utf8_lossy(&recv.stdout));
+    assert!(recv.status.success(), "recv --once did not end cleanly after its connection");
+    (json_lines(&String::from_utf8_lossy(&send.stdout)), json_lines(&String::from_utf8_lossy(&recv.stdout)))
+}
+
+fn os(args: &[&'static str]) -> Vec<&'static OsStr> {
+    args.iter().map(|a| OsStr::new(*a)).collect()
+}
+
+#[test]
+fn send_and_recv_agree_over_two_loopback_subflows() {
+    let (sent, got) = transfer(&[], &os(&["--via", "127.0.0.1,127.0.0.2", "--bytes", "30MB", "--seed", "7"]));
     let (s, r) = (sent.last().unwrap(), got.last().unwrap());
     assert_eq!((s["event"].as_str(), r["event"].as_str()), (Some("summary"), Some("summary")));
     assert_eq!(s["bytes"], 30_000_000);
@@ -46,21 +54,14 @@ fn send_and_recv_agree_over_two_loopback_subflows() {
         r["subflows"].as_array().unwrap().iter().map(|f| f["bytes"].as_u64().unwrap()).collect();
     assert_eq!(per_subflow.len(), 2);
     assert_eq!(per_subflow.iter().sum::<u64>(), 30_000_000, "each byte counted once, on the subflow that brought it");
+    assert!(per_subflow.iter().all(|&b| b > 0), "both subflows carried data: {per_subflow:?}");
     assert!(sent.iter().any(|l| l["event"] == "start" && l["token"].is_string()));
 }
 
 #[test]
 fn a_backup_path_opens_but_stays_idle_while_the_other_works() {
-    let listen = format!("127.0.0.1:{}", free_port());
-    let recv = braid().args(["recv", "--listen", &listen, "--once", "--json"]).stdout(Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let send = braid()
-        .args(["send", "--to", &listen, "--via", "127.0.0.1", "--backup", "127.0.0.2", "--bytes", "5MB", "--json"])
-        .output()
-        .unwrap();
-    let recv = recv.wait_with_output().unwrap();
-    assert!(send.status.success(), "send failed: {}", String::from_utf8_lossy(&send.stderr));
-    let r = json_lines(&String::from_utf8_lossy(&recv.stdout)).pop().unwrap();
+    let (_, got) = transfer(&[], &os(&["--via", "127.0.0.1", "--backup", "127.0.0.2", "--bytes", "5MB"]));
+    let r = got.last().unwrap();
     let subflows = r["subflows"].as_array().unwrap();
     assert_eq!(subflows.len(), 2, "the backup subflow was opened: {subflows:?}");
     assert_eq!(subflows[0]["bytes"], 5_000_000, "all data on the regular path: {subflows:?}");
@@ -75,24 +76,11 @@ fn a_file_arrives_on_disk_byte_for_byte() {
     // Not a multiple of any buffer size, not all the same byte.
     let data: Vec<u8> = (0..3_000_017u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     std::fs::write(&src, &data).unwrap();
-    let listen = format!("127.0.0.1:{}", free_port());
-    let recv = braid()
-        .args(["recv", "--listen", &listen, "--once", "--json", "--file"])
-        .arg(&dst)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let send = braid().args(["send", "--to", &listen, "--json", "--file"]).arg(&src).output().unwrap();
-    let recv = recv.wait_with_output().unwrap();
-    assert!(send.status.success(), "send failed: {}", String::from_utf8_lossy(&send.stderr));
-    assert!(recv.status.success(), "recv --once did not end cleanly after its connection");
-    let got = std::fs::read(&dst).unwrap();
-    assert!(got == data, "the file on disk differs ({} of {} bytes)", got.len(), data.len());
-    let (s, r) = (
-        json_lines(&String::from_utf8_lossy(&send.stdout)).pop().unwrap(),
-        json_lines(&String::from_utf8_lossy(&recv.stdout)).pop().unwrap(),
-    );
+    let file = OsStr::new("--file");
+    let (sent, got) = transfer(&[file, dst.as_os_str()], &[file, src.as_os_str()]);
+    let on_disk = std::fs::read(&dst).unwrap();
+    assert!(on_disk == data, "the file on disk differs ({} of {} bytes)", on_disk.len(), data.len());
+    let (s, r) = (sent.last().unwrap(), got.last().unwrap());
     assert_eq!(s["sha256"], r["sha256"]);
     assert_eq!(r["bytes"], data.len());
     std::fs::remove_dir_all(&dir).unwrap();
