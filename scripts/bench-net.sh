@@ -9,7 +9,9 @@
 # 198.18.0.2, a router between): paths of 100 and 50 Mbit/s, of 100 and 100 Mbit/s, and the same
 # veths with the tbf qdiscs removed (unshaped). Each stack sends for --time with two subflows;
 # goodput is what the receiver got over the sender's time. CPU is the sender's and the receiver's
-# (user + system) over the wall time of the run, in percent of one core.
+# (user + system) over the wall time of the run, in percent of one core. For Braid's processes
+# (one thread each) also the time they were ready to run but waited for a CPU, from
+# /proc/PID/schedstat: on a shared machine, what the other jobs took from them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,12 +52,32 @@ kernel() {
   wait "$srv"
 }
 
+# sched NAME NS COMMAND...: runs COMMAND in NS; NAME.sched gets its run and wait times (ns, the
+# last sample of /proc/PID/schedstat) and its wall time (s).
+sched() {
+  local name=$1 ns=$2 start pid
+  shift 2
+  rm -f "$work/$name.pid" "$work/$name.last"
+  start="$(date +%s.%N)"
+  ip netns exec "$ns" sh -c 'echo $$ >"$0"; exec "$@"' "$work/$name.pid" "$@" &
+  local job=$!
+  until [ -s "$work/$name.pid" ]; do sleep 0.01; done
+  pid="$(cat "$work/$name.pid")"
+  while read -r run wait _ <"/proc/$pid/schedstat" 2>/dev/null; do
+    echo "$run $wait" >"$work/$name.last"
+    sleep 0.1
+  done
+  wait "$job"
+  echo "$(cat "$work/$name.last") $(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)")" \
+    >"$work/$name.sched"
+}
+
 braid_run() {
-  timed bserver "$server" "$braid" recv --listen 198.18.0.2 --once --json >"$work/recv.json" &
+  sched bserver "$server" "$braid" recv --listen 198.18.0.2 --once --idle-timeout 20s --json >"$work/recv.json" &
   local srv=$!
   sleep 0.5
-  timed bclient "$client" "$braid" send --to 198.18.0.2 --via 198.18.1.2,198.18.2.2 --cc "$cc" \
-    --time "${secs}s" --json >"$work/send.json"
+  sched bclient "$client" "$braid" send --to 198.18.0.2 --via 198.18.1.2,198.18.2.2 --cc "$cc" \
+    --time "${secs}s" --timeout 10s --json >"$work/send.json"
   wait "$srv"
 }
 
@@ -66,6 +88,9 @@ work, label = sys.argv[1:]
 def cpu(name):
     u, s, e = map(float, open(f"{work}/{name}.time").read().split()[-3:])
     return 100 * (u + s) / e
+def sched(name):
+    run, wait, wall = map(float, open(f"{work}/{name}.sched").read().split())
+    return f"{100 * run / 1e9 / wall:.0f} ({100 * wait / 1e9 / wall:.0f})"
 k = json.load(open(f"{work}/kernel.json"))["end"]
 kernel = k["sum_received"]["bits_per_second"] / 1e6
 sent = [json.loads(l) for l in open(f"{work}/send.json")][-1]
@@ -73,11 +98,11 @@ got = [json.loads(l) for l in open(f"{work}/recv.json")][-1]
 assert sent["sha256"] == got["sha256"], "braid: the data differ"
 braid = got["bytes"] * 8 / sent["seconds"] / 1e6
 shares = "/".join(f"{100 * f['bytes'] / max(1, got['bytes']):.0f}" for f in got["subflows"])
-print(f"| {label} | {kernel:.0f} | {cpu('kclient'):.0f} / {cpu('kserver'):.0f} | {braid:.0f} | {cpu('bclient'):.0f} / {cpu('bserver'):.0f} | {shares} |")
+print(f"| {label} | {kernel:.0f} | {cpu('kclient'):.0f} / {cpu('kserver'):.0f} | {braid:.0f} | {sched('bclient')} / {sched('bserver')} | {shares} |")
 PY
 }
 
-echo "| paths | kernel MPTCP Mbit/s | kernel CPU % send / recv | Braid Mbit/s | Braid CPU % send / recv | Braid bytes per subflow % |" >"$work/table"
+echo "| paths | kernel MPTCP Mbit/s | kernel CPU % send / recv | Braid Mbit/s | Braid CPU % (waiting for a CPU %) send / recv | Braid bytes per subflow % |" >"$work/table"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |" >>"$work/table"
 for rates in 100Mbit,50Mbit 100Mbit,100Mbit unshaped; do
   if [ "$rates" = unshaped ]; then
