@@ -39,7 +39,8 @@ cleanup() {
 trap cleanup EXIT
 scripts/testbed.sh up --shaper tbf --rates 100Mbit,100Mbit --prefix "$prefix" >/dev/null
 
-# The attacker: a namespace on the router, outside both paths.
+# The attacker: a namespace on the router, outside both paths (a killed run may have left one).
+ip netns del "$attacker" 2>/dev/null || true
 ip netns add "$attacker"
 ip -n "$attacker" link set lo up
 ip -n "$router" link add name ra type veth peer name att netns "$attacker"
