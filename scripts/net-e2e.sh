@@ -6,7 +6,8 @@
 #      least 90% of 200 Mbit/s.
 #   2. Path 0 down mid-transfer (its router port, a blackhole) and back up: intact, the sender's
 #      per-second lines show path 0 idle then used again, the receiver's longest stall under 1 s.
-#   3. Both paths down: the sender exits non-zero with a clear error within its --timeout.
+#   3. Both paths down: the sender exits non-zero with a clear error within its --timeout, and
+#      `recv --once` non-zero after its --idle-timeout.
 #   4. Forged joins from a third namespace that knows the connection's token: refused (counted as
 #      invalid, no byte on the forged subflow, no answer larger than the request), transfer intact.
 #   5. 10 concurrent clients to one server: all intact.
@@ -142,8 +143,12 @@ case_3() {
   wait "$cut"
   path 0 up
   path 1 up
-  wait "$(cat "$work/c3.recv.pid")" || true
+  local recv_rc=0
+  wait "$(cat "$work/c3.recv.pid")" || recv_rc=$?
   [ "$rc" != 0 ] && [ "$rc" != 124 ] || { echo "  send exited with $rc" >&2; return 1; }
+  # The receiver heard nothing more: recv --once ends non-zero after its idle timeout.
+  [ "$recv_rc" != 0 ] && [ "$recv_rc" != 124 ] || { echo "  recv --once exited with $recv_rc" >&2; return 1; }
+  grep -q "timed out" "$work/c3.recv.err" || { echo "  recv: $(cat "$work/c3.recv.err")" >&2; return 1; }
   grep -q "no usable path" "$work/c3.send.err" || { echo "  unclear error: $(cat "$work/c3.send.err")" >&2; return 1; }
   python3 -c "import sys; d = $end - $(cat "$work/c3.down"); print(f'  exit {sys.argv[1]} {d:.1f} s after both paths went down: ' + open(sys.argv[2]).read().strip()); assert d < 6, d" \
     "$rc" "$work/c3.send.err"
