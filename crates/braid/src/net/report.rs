@@ -10,8 +10,8 @@ use serde::Serialize;
 #[derive(Clone, Debug, Serialize)]
 pub struct SubflowLine {
     pub id: u8,
-    pub local: Option<String>,
-    pub remote: Option<String>,
+    pub local: String,
+    pub remote: String,
     /// Payload bytes over the interval: sent (sender) or newly received (receiver).
     pub mbps: f64,
     pub rtt_ms: Option<f64>,
@@ -37,8 +37,8 @@ pub struct Interval {
 #[derive(Clone, Debug, Serialize)]
 pub struct SubflowTotal {
     pub id: u8,
-    pub local: Option<String>,
-    pub remote: Option<String>,
+    pub local: String,
+    pub remote: String,
     /// Payload bytes: sent, retransmissions included (sender), or newly
     /// received (receiver).
     pub bytes: u64,
@@ -103,12 +103,11 @@ pub fn describe(e: &braid_proto::Event) -> String {
     }
 }
 
-fn addr_text(node: &Node, h: ConnectionHandle, i: usize) -> (Option<String>, Option<String>) {
-    let id = braid_proto::SubflowId::from_index(i).expect("subflow index");
-    match node.subflow_addrs(h, id) {
-        Some((l, r)) => (Some(l.to_string()), Some(r.to_string())),
-        None => (None, None),
-    }
+/// Subflow `i`'s local and remote address; `None` for a slot no packet
+/// ever used (a join on a higher id leaves the ids below it empty).
+fn addr_text(node: &Node, h: ConnectionHandle, i: usize) -> Option<(String, String)> {
+    let (l, r) = node.subflow_addrs(h, braid_proto::SubflowId::from_index(i)?)?;
+    Some((l.to_string(), r.to_string()))
 }
 
 /// Counters now; `sender` picks bytes sent, else bytes received.
@@ -136,8 +135,8 @@ fn mbps(bytes: u64, secs: f64) -> f64 {
 pub fn interval(node: &mut Node, h: ConnectionHandle, before: &Snapshot, now: &Snapshot) -> Interval {
     let secs = now.at - before.at;
     let subflows = (0..now.subflows.len())
-        .map(|i| {
-            let (local, remote) = addr_text(node, h, i);
+        .filter_map(|i| {
+            let (local, remote) = addr_text(node, h, i)?;
             let st = node.connection(h).and_then(|c| c.subflow_stats(i)).unwrap_or_default();
             let (b0, r0) = before.subflows.get(i).copied().unwrap_or((0, 0));
             let (b1, r1) = now.subflows[i];
@@ -148,7 +147,7 @@ pub fn interval(node: &mut Node, h: ConnectionHandle, before: &Snapshot, now: &S
             } else {
                 "joining"
             };
-            SubflowLine {
+            Some(SubflowLine {
                 id: i as u8,
                 local,
                 remote,
@@ -157,7 +156,7 @@ pub fn interval(node: &mut Node, h: ConnectionHandle, before: &Snapshot, now: &S
                 cwnd: st.cwnd,
                 retransmissions: r1.saturating_sub(r0),
                 state,
-            }
+            })
         })
         .collect();
     Interval {
@@ -191,7 +190,7 @@ pub fn totals(node: &mut Node, h: ConnectionHandle, sender: bool) -> Vec<Subflow
     let n = node.connection(h).map_or(0, |c| c.subflow_count());
     (0..n)
         .filter_map(|i| {
-            let (local, remote) = addr_text(node, h, i);
+            let (local, remote) = addr_text(node, h, i)?;
             let st = node.connection(h)?.subflow_stats(i)?;
             let c = st.counters;
             Some(SubflowTotal {
@@ -218,12 +217,7 @@ pub fn totals_text(subflows: &[SubflowTotal]) -> String {
         .map(|s| {
             format!(
                 "  sf{} {} -> {}: {} B, {} retransmissions, {} RTOs\n",
-                s.id,
-                s.local.as_deref().unwrap_or("?"),
-                s.remote.as_deref().unwrap_or("?"),
-                s.bytes,
-                s.retransmissions,
-                s.rtos
+                s.id, s.local, s.remote, s.bytes, s.retransmissions, s.rtos
             )
         })
         .collect()
