@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 
 mod compare;
 mod emulate;
+mod net;
 
 #[derive(Parser)]
 #[command(
@@ -99,6 +100,8 @@ enum Command {
     },
     Emulate(emulate::Args),
     Compare(compare::Args),
+    Send(net::send::Args),
+    Recv(net::recv::Args),
 }
 
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -137,6 +140,8 @@ fn main() -> ExitCode {
         Command::Bench { repeat, ack_every, duration, .. } => cmd_bench_series(ack_every, duration, repeat),
         Command::Emulate(args) => emulate::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Send(args) => net::send::run(args),
+        Command::Recv(args) => net::recv::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
