@@ -85,6 +85,9 @@ pub enum Drop {
     Synthetic,
     /// The connection refused the packet (`Packet::check`).
     Refused,
+    /// The connection ignored it (`Connection::handle_datagram`): for a
+    /// subflow it cannot open, or a handshake packet that did not check out.
+    Ignored,
 }
 
 /// Counts of what the endpoint did with datagrams.
@@ -223,7 +226,8 @@ impl Endpoint {
         if let Some(&i) = self.by_token.get(&cid) {
             let conn = self.connections[i].as_mut().expect("mapped connections exist");
             return match conn.handle_datagram(now, packet) {
-                Ok(()) => DatagramEvent::Connection { handle: ConnectionHandle(i), new: false, subflow },
+                Ok(true) => DatagramEvent::Connection { handle: ConnectionHandle(i), new: false, subflow },
+                Ok(false) => DatagramEvent::Dropped(Drop::Ignored),
                 Err(_) => DatagramEvent::Dropped(Drop::Refused),
             };
         }
@@ -290,8 +294,8 @@ impl Endpoint {
         let handle = self.insert(conn);
         let conn = self.connection(handle).expect("just inserted");
         match conn.handle_datagram(now, packet) {
-            Ok(()) => DatagramEvent::Connection { handle, new: true, subflow },
-            Err(_) => {
+            Ok(true) => DatagramEvent::Connection { handle, new: true, subflow },
+            Ok(false) | Err(_) => {
                 self.remove(handle);
                 DatagramEvent::Dropped(Drop::Refused)
             }

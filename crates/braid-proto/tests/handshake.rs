@@ -74,8 +74,9 @@ fn a_forged_join_is_refused() {
     b.handle_datagram(T0, join).unwrap();
     let answers: Vec<Packet> = std::iter::from_fn(|| b.poll_transmit(T0)).collect();
     assert!(matches!(answers.as_slice(), [p] if matches!(p.control, Some(Control::JoinReply { .. }))));
-    b.handle_datagram(T0, probe(1, 0, 100, Control::JoinAck { mac: [7; 32] })).unwrap();
-    b.handle_datagram(T0, probe(2, 100, 100, Control::Establish { client_key: 1, server_key: 2 })).unwrap();
+    let taken = |r: Result<bool, _>| r.expect("well-formed");
+    assert!(!taken(b.handle_datagram(T0, probe(1, 0, 100, Control::JoinAck { mac: [7; 32] }))), "ignored");
+    assert!(!taken(b.handle_datagram(T0, probe(2, 100, 100, Control::Establish { client_key: 1, server_key: 2 }))));
     assert!(!b.subflow_stats(7).unwrap().established);
     assert_eq!(b.readable(), 0, "nothing of the forged data is delivered");
     assert!(std::iter::from_fn(|| b.poll_transmit(T0)).next().is_none(), "nothing acknowledged");
@@ -145,4 +146,38 @@ fn a_forged_join_reply_closes_the_subflow() {
     assert!(a.stats().invalid_packets >= 1);
     a.write(&[2; 5000]);
     assert!(std::iter::from_fn(|| a.poll_transmit(T0)).all(|p| p.subflow != SubflowId(1)), "subflow 1 is closed");
+}
+
+/// A join that never completes (a third party that knows the token, or a
+/// client that went away) holds its subflow slot only for a while, and a
+/// new join on that subflow id takes the slot over at once: a forger cannot
+/// lock the real client out of a subflow id.
+#[test]
+fn a_half_open_join_gives_its_slot_back() {
+    let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 2);
+    let cid = b.token();
+    a.write(&[1; 3000]);
+    // The first subflow opens; the forger starts a join on subflow 1 first.
+    deliver(&mut a, &mut b);
+    deliver(&mut b, &mut a);
+    let forged = Packet {
+        cid,
+        subflow: SubflowId(1),
+        frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }),
+        control: Some(Control::Join { token: cid, nonce: 42, backup: false }),
+    };
+    assert!(b.handle_datagram(T0, forged.clone()).unwrap(), "a join is taken (and answered)");
+    while b.poll_transmit(T0).is_some() {}
+    let expiry = b.poll_timeout().expect("the half-open join expires");
+    assert!(expiry <= T0 + Config::default().failure_timeout);
+    b.handle_timeout(expiry);
+    assert!(b.subflow_stats(1).is_none_or(|s| !s.established));
+    assert!(b.poll_timeout().is_none_or(|t| t > expiry), "nothing left to expire");
+    // Held again by the forger, the slot goes to the real client's join.
+    b.handle_datagram(expiry, forged).unwrap();
+    for _ in 0..4 {
+        deliver(&mut a, &mut b);
+        deliver(&mut b, &mut a);
+    }
+    assert!(a.subflow_stats(1).unwrap().established && b.subflow_stats(1).unwrap().established);
 }

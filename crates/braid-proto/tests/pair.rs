@@ -119,7 +119,7 @@ fn hostile_packets_do_not_panic() {
             c.write(&[1, 2, 3]);
             let packet = Packet::new(braid_proto::SubflowId(subflow), frame.clone());
             let verdict = packet.check();
-            assert_eq!(c.handle_datagram(now, packet), verdict);
+            assert_eq!(c.handle_datagram(now, packet).map(|_| ()), verdict);
             while c.poll_transmit(now).is_some() {}
             c.handle_timeout(now + Duration::from_secs(1));
             let mut buf = [0u8; 4096];

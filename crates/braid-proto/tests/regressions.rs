@@ -174,11 +174,8 @@ fn run2(
             (Some(p), t) if t.is_none_or(|t| p <= t) => {
                 let ((at, _), (to_b, p)) = wire.pop_first().unwrap();
                 now = at;
-                if to_b {
-                    b.handle_datagram(now, p).unwrap()
-                } else {
-                    a.handle_datagram(now, p).unwrap()
-                }
+                let to = if to_b { &mut b } else { &mut a };
+                to.handle_datagram(now, p).unwrap();
             }
             (_, Some(t)) => {
                 now = now.max(t);

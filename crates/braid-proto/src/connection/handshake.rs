@@ -117,10 +117,13 @@ pub(crate) enum JoinState {
     },
     /// Server, first subflow: answered `Hello`, waiting for `Establish`.
     AwaitEstablish,
-    /// Server: answered `Join`, waiting for a valid `JoinAck`.
+    /// Server: answered `Join`, waiting for a valid `JoinAck` until
+    /// `expires` (a join that never completes must not hold its slot: the
+    /// token alone, which an on-path observer learns, is enough to start one).
     AwaitJoinAck {
         client_nonce: u64,
         server_nonce: u64,
+        expires: Instant,
     },
     Done,
 }
@@ -255,18 +258,24 @@ impl Connection {
                 self.establish(now, i);
                 Verdict::Process
             }
-            (JoinState::AwaitJoinAck { client_nonce, server_nonce }, Some(Control::Join { nonce, .. })) => {
-                // The client re-sent its Join: answer it again, or refuse a
-                // second join of one subflow.
+            (JoinState::AwaitJoinAck { client_nonce, server_nonce, .. }, Some(Control::Join { nonce, .. })) => {
+                // The client re-sent its Join: answer it again. A Join with
+                // another nonce starts over (nothing here was authenticated
+                // yet, so a forged half-open join cannot lock the client out).
                 if nonce != client_nonce {
-                    return Verdict::Drop;
+                    self.subflows[i] = Subflow::vacant(self.config.mss);
+                    self.cc.on_path_removed(i);
+                    return match self.accept_subflow(now, i, packet) {
+                        true => Verdict::Process,
+                        false => Verdict::Drop,
+                    };
                 }
                 let client_key = self.session.remote_key().unwrap_or_default();
                 let mac = truncated(join_mac(crypto.as_ref(), local_key, client_key, *server_nonce, *client_nonce));
                 self.subflows[i].reply = Some(Control::JoinReply { mac, nonce: *server_nonce });
                 Verdict::Process
             }
-            (JoinState::AwaitJoinAck { client_nonce, server_nonce }, Some(Control::JoinAck { mac })) => {
+            (JoinState::AwaitJoinAck { client_nonce, server_nonce, .. }, Some(Control::JoinAck { mac })) => {
                 let client_key = self.session.remote_key().unwrap_or_default();
                 if *mac != join_mac(crypto.as_ref(), client_key, local_key, *client_nonce, *server_nonce) {
                     self.invalid_packets += 1;
@@ -285,7 +294,7 @@ impl Connection {
     /// Server: a packet on subflow `i`, which is not open here, may open it:
     /// `Hello` (with the client's key, if one is known already), or `Join`
     /// with our token once the keys are known. Returns whether it did.
-    pub(super) fn accept_subflow(&mut self, i: usize, packet: &Packet) -> bool {
+    pub(super) fn accept_subflow(&mut self, now: Instant, i: usize, packet: &Packet) -> bool {
         if self.session.side != Side::Server || !matches!(packet.frame, Frame::Data(_)) {
             return false;
         }
@@ -301,7 +310,11 @@ impl Connection {
                     *nonce,
                 ));
                 self.open_slot(i, matches!(packet.control, Some(Control::Join { backup: true, .. })));
-                self.subflows[i].join = JoinState::AwaitJoinAck { client_nonce: *nonce, server_nonce };
+                // As long as a path may be down before the connection gives
+                // up: a client whose JoinAck was lost in an outage re-sends
+                // it, and a slot forgotten by then would never open.
+                let expires = now + self.config.failure_timeout;
+                self.subflows[i].join = JoinState::AwaitJoinAck { client_nonce: *nonce, server_nonce, expires };
                 self.subflows[i].reply = Some(Control::JoinReply { mac, nonce: server_nonce });
                 return true;
             }
@@ -313,6 +326,26 @@ impl Connection {
         self.open_slot(i, false);
         self.subflows[i].join = state;
         true
+    }
+
+    /// Server: when subflow `sf`'s half-open join expires, if it is one.
+    pub(super) fn join_expiry(sf: &Subflow) -> Option<Instant> {
+        match sf.join {
+            JoinState::AwaitJoinAck { expires, .. } => Some(expires),
+            _ => None,
+        }
+    }
+
+    /// Server: frees the slots of joins that did not complete in time.
+    pub(super) fn expire_joins(&mut self, now: Instant) {
+        for i in 0..self.subflows.len() {
+            if matches!(self.subflows[i].join, JoinState::AwaitJoinAck { expires, .. } if expires <= now)
+                && self.subflows[i].is_open()
+            {
+                self.subflows[i] = Subflow::vacant(self.config.mss);
+                self.cc.on_path_removed(i);
+            }
+        }
     }
 
     /// Server: opens subflow `i`, whose opening was answered without state,

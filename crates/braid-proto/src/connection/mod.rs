@@ -471,6 +471,7 @@ impl Connection {
         for s in &self.subflows {
             if s.is_open() {
                 next = earliest(next, earliest(s.receiver.deadline(), s.rto_deadline()));
+                next = earliest(next, Self::join_expiry(s));
             }
         }
         next
@@ -482,6 +483,7 @@ impl Connection {
             return;
         }
         self.timers.expire(Timer::Pacing, now);
+        self.expire_joins(now);
         self.on_subflow_timeouts(now);
         if self.timers.expire(Timer::DataRetransmit, now) {
             self.on_data_timeout(now);

@@ -11,33 +11,37 @@ use crate::time::Instant;
 
 impl Connection {
     /// Processes one packet received on the subflow it names. Malformed
-    /// packets are refused with the reason (and counted); packets for
-    /// unknown or closed subflows are ignored.
-    pub fn handle_datagram(&mut self, now: Instant, packet: Packet) -> Result<(), PacketError> {
+    /// packets are refused with the reason (and counted). `Ok(true)`: the
+    /// packet was taken; `Ok(false)`: ignored (for a subflow not open here
+    /// that it cannot open, a handshake packet that does not check out, or
+    /// after the connection failed). A driver that lets a subflow's address
+    /// follow its packets must follow only taken ones, or anyone who knows
+    /// the token could redirect a subflow.
+    pub fn handle_datagram(&mut self, now: Instant, packet: Packet) -> Result<bool, PacketError> {
         if self.error.is_some() {
-            return Ok(());
+            return Ok(false);
         }
         if let Err(e) = packet.check() {
             self.invalid_packets += 1;
             return Err(e);
         }
         let i = packet.subflow.index();
-        if !self.subflows.get(i).is_some_and(|s| s.is_open()) && !self.accept_subflow(i, &packet) {
-            return Ok(());
+        if !self.subflows.get(i).is_some_and(|s| s.is_open()) && !self.accept_subflow(now, i, &packet) {
+            return Ok(false);
         }
         if let Verdict::Drop = self.on_handshake(now, i, &packet) {
-            return Ok(());
+            return Ok(false);
         }
         self.on_connection_control(&packet);
         if self.error.is_some() {
-            return Ok(());
+            return Ok(false);
         }
         match packet.frame {
             Frame::Data(d) => self.on_data(now, i, d),
             Frame::Ack(a) => self.on_ack(now, i, &a),
         }
         self.check_liveness(now);
-        Ok(())
+        Ok(true)
     }
 
     pub(super) fn on_data(&mut self, now: Instant, i: usize, d: DataFrame) {
