@@ -1,0 +1,92 @@
+//! Short flows among long ones (seed 002's last table, after Raiciu et al.
+//! SIGCOMM 2011): a 4:1 oversubscribed FatTree where a third of the hosts
+//! run long flows (a permutation among them) and the other two thirds send
+//! 70 KB flows arriving at random (Poisson) to random hosts. Multipath
+//! raises core utilisation (63% against 39% for TCP) but short flows
+//! finish later than with single-path TCP (98 ms LIA, 90 ms OLIA, 73 ms
+//! TCP): multipath long flows keep every queue fuller.
+//!
+//! Setup: k = 8 with 16 hosts per ToR (512 hosts, htsim's oversubscribed
+//! FatTree), 100 Mbit/s, 100-packet queues; long flows from t = 0, short
+//! flows at 5 per second per host from 0.5 s to 3 s, run until 3.5 s;
+//! multipath flows (long and short) use 8 subflows, TCP one. Core
+//! utilisation is the mean over the aggregation-core links, both ways.
+
+use super::fattree::fattree_toml;
+use super::{mean, run_all, Options, Outcome, Repro};
+use crate::run::Summary;
+use crate::sweep_charts::{bars, Bars};
+
+fn flows(cc: &str, subflows: u32, rate: f64, until: f64) -> String {
+    format!(
+        "[[flow]]\nname = \"long\"\nmatrix = \"permutation\"\nsources = {{ every = 3, offset = [0] }}\ncc = \"{cc}\"\nsubflows = {subflows}\n\
+         [[flow]]\nname = \"short\"\nmatrix = \"random\"\nsources = {{ every = 3, offset = [1, 2] }}\ncc = \"{cc}\"\nsubflows = {subflows}\n\
+         start = \"0.5s\"\narrival_rate = {rate}\narrival_until = \"{until}s\"\nsize = \"70KB\"\n"
+    )
+}
+
+/// Mean utilisation of the links between aggregation and core switches.
+fn core_utilisation(s: &Summary) -> f64 {
+    let core = |n: &str| (n.starts_with('a') && n.contains(">c")) || (n.starts_with('c') && n.contains(">a"));
+    mean(&s.links.iter().filter(|l| core(&l.name)).map(|l| 100.0 * l.utilization).collect::<Vec<_>>())
+}
+
+/// Published: controller, label, FCT mean and sd (ms), core utilisation (%).
+const PUBLISHED: [(&str, u32, &str, f64, f64, f64); 3] = [
+    ("lia", 8, "MPTCP LIA", 98.0, 57.0, 63.2),
+    ("olia", 8, "MPTCP OLIA", 90.0, 42.0, 63.0),
+    ("reno", 1, "regular TCP", 73.0, 57.0, 39.3),
+];
+
+pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
+    let seeds = o.seeds(1);
+    let (k, secs, until) = o.pick((8, 3.5, 3.0), (4, 1.5, 1.2));
+    let runs: Vec<String> = seeds
+        .iter()
+        .flat_map(|&s| PUBLISHED.iter().map(move |p| fattree_toml(k, 4, secs, s, "hash", &flows(p.0, p.1, 5.0, until))))
+        .collect();
+    let sums = run_all(&runs)?;
+    let mut out = Outcome::new(r, &seeds);
+    out.runs = sums.len();
+    let mut got = Vec::new();
+    for (c, &(_, _, label, fct, sd, util)) in PUBLISHED.iter().enumerate() {
+        let per = |f: &dyn Fn(&Summary) -> f64| {
+            mean(&(0..seeds.len()).map(|s| f(&sums[s * PUBLISHED.len() + c])).collect::<Vec<_>>())
+        };
+        let short = |s: &Summary| s.groups.iter().find(|g| g.name == "short").cloned();
+        let m = per(&|s| short(s).and_then(|g| g.fct_mean_ms).unwrap_or(f64::NAN));
+        let d = per(&|s| short(s).and_then(|g| g.fct_sd_ms).unwrap_or(f64::NAN));
+        let done = per(&|s| short(s).map_or(0.0, |g| 100.0 * g.completed as f64 / g.flows.max(1) as f64));
+        let u = per(&core_utilisation);
+        out.row(format!("{label}: short-flow completion time, mean"), Some(fct), m, "ms", Some(0.3 * fct));
+        out.row(format!("{label}: short-flow completion time, sd"), Some(sd), d, "ms", None);
+        out.row(format!("{label}: core utilisation"), Some(util), u, "%", Some(10.0));
+        out.row(format!("{label}: short flows completed"), None, done, "%", None);
+        got.push((m, d, u));
+    }
+    let (lia, olia, tcp) = (got[0], got[1], got[2]);
+    out.check("short flows finish sooner with regular TCP than with MPTCP (LIA)", tcp.0 < lia.0);
+    out.check("OLIA's short flows finish no later than LIA's (within 5%)", olia.0 <= lia.0 * 1.05);
+    out.check(
+        "multipath raises core utilisation well above TCP's (10+ points)",
+        lia.2 > tcp.2 + 10.0 && olia.2 > tcp.2 + 10.0,
+    );
+    out.notes.push(format!(
+        "k = {k} FatTree, 4:1 oversubscribed ({} hosts), 100 Mbit/s, 100-packet queues; long flows: permutation among every third host; \
+         short flows: 70 KB, Poisson at 5/s from each other host to random ones, from 0.5 s to {until} s; {secs} s; \
+         completion times of the flows that completed",
+        k * k * k
+    ));
+    let cats: Vec<String> = PUBLISHED.iter().map(|p| p.2.to_string()).collect();
+    let series = [
+        Bars { label: "FCT ms, paper".into(), values: PUBLISHED.iter().map(|p| p.3).collect() },
+        Bars { label: "FCT ms, Braid".into(), values: got.iter().map(|g| g.0).collect() },
+        Bars { label: "core util %, paper".into(), values: PUBLISHED.iter().map(|p| p.5).collect() },
+        Bars { label: "core util %, Braid".into(), values: got.iter().map(|g| g.2).collect() },
+    ];
+    out.figure(
+        "short-flows.svg",
+        bars("short flows: completion time and core utilisation", "ms / %", &cats, &series, false, (900, 420)),
+    )?;
+    Ok(out)
+}
