@@ -606,10 +606,14 @@ impl Plan {
                 // Each source's arrivals go to fresh random destinations.
                 members.iter().map(|&s| (String::new(), Target::AnyFrom(s))).collect()
             }
-            Routes::Hosts { pairs: Pairs::Matrix(m, members), .. } => {
+            Routes::Hosts { pairs, .. } => {
                 let copies = if t.names.len() > 1 { Some(t.names.len()) } else { None };
-                m.pairs(members, rng)
-                    .into_iter()
+                let list = match pairs {
+                    Pairs::Matrix(m, members) => m.pairs(members, rng),
+                    Pairs::List(l) => l.clone(),
+                    Pairs::One(..) => unreachable!("matched above"),
+                };
+                list.into_iter()
                     .flat_map(|(s, d)| {
                         let name = format!("{}-h{s}-h{d}", t.name);
                         match copies {

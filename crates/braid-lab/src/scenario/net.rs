@@ -110,6 +110,8 @@ pub(super) enum Pairs {
     One(usize, usize),
     /// A traffic matrix over the given hosts (all, or a `sources` subset).
     Matrix(Matrix, Vec<usize>),
+    /// Fixed pairs (every host to each of its neighbours).
+    List(Vec<(usize, usize)>),
 }
 
 /// A data-centre fabric: hosts, and routes between them.
@@ -159,6 +161,15 @@ impl Fabric {
                 let rev = b.mirror(&fwd);
                 (c, fwd, rev)
             }
+        }
+    }
+
+    /// The hosts one hop from `h`: under its ToR (FatTree), differing in
+    /// one address digit (BCube).
+    pub(super) fn neighbours(&self, h: usize) -> Vec<usize> {
+        match self {
+            Fabric::FatTree(t, _) => t.neighbours(h),
+            Fabric::BCube(b) => b.neighbours(h),
         }
     }
 
@@ -822,6 +833,12 @@ fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
         let key = |k: &str| format!("flow[{i}].{k}");
         let subflows = cx.within(&key("subflows"), f.subflows.unwrap_or(1), 1..=64, "1 to 64")? as usize;
         let pairs = match (&f.matrix, &f.from, &f.to) {
+            (Some(m), None, None) if m == "neighbours" => {
+                if f.sources.is_some() {
+                    return Err(cx.invalid(key("sources"), "matrix = \"neighbours\" takes every host"));
+                }
+                Pairs::List((0..hosts).flat_map(|s| fabric.neighbours(s).into_iter().map(move |d| (s, d))).collect())
+            }
             (Some(m), None, None) => {
                 let matrix = match m.as_str() {
                     "permutation" => Matrix::Permutation,
@@ -839,7 +856,7 @@ fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
                     other => {
                         return Err(cx.invalid(
                             key("matrix"),
-                            format!("unknown traffic matrix {other:?}: allowed \"permutation\" (TP1), \"random\" (TP2), \"sparse\" (TP3)"),
+                            format!("unknown traffic matrix {other:?}: allowed \"permutation\" (TP1), \"random\" (TP2), \"sparse\" (TP3), \"neighbours\""),
                         ))
                     }
                 };

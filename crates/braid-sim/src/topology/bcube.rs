@@ -137,6 +137,17 @@ impl BCube {
         route.iter().rev().map(|&l| l ^ 1).collect()
     }
 
+    /// The hosts one hop from `h` (differing in one digit): k+1 times n-1.
+    pub fn neighbours(&self, h: usize) -> Vec<usize> {
+        let mut out: Vec<usize> = (0..=self.k)
+            .flat_map(|level| (0..self.n).map(move |d| (level, d)))
+            .filter(|&(level, d)| d != self.digit(h, level))
+            .map(|(level, d)| self.with_digit(h, level, d))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
     /// The first shortest of the parallel routes (single-path TCP's choice).
     pub fn shortest(&self, src: usize, dst: usize) -> usize {
         (0..self.route_count()).min_by_key(|&c| self.route(src, dst, c).len()).unwrap_or(0)
@@ -190,6 +201,10 @@ mod tests {
         let lens: Vec<usize> = (0..3).map(|c| b.route(0, 1, c).len()).collect();
         assert_eq!(lens, [6, 6, 2]);
         assert_eq!(b.shortest(0, 1), 2);
+        // Twelve neighbours, each one hop away.
+        let n = b.neighbours(7);
+        assert_eq!(n.len(), 12);
+        assert!(n.iter().all(|&d| b.route(7, d, b.shortest(7, d)).len() == 2));
         assert_eq!(t.links[b.route(0, 1, 2)[0]].name, "h0>s0.0");
     }
 }

@@ -151,6 +151,12 @@ impl FatTree {
         self.topology.nodes.len() - self.host_nodes.len()
     }
 
+    /// The other hosts under `h`'s ToR switch.
+    pub fn neighbours(&self, h: usize) -> Vec<usize> {
+        let first = h / self.hosts_per_tor * self.hosts_per_tor;
+        (first..first + self.hosts_per_tor).filter(|&x| x != h).collect()
+    }
+
     /// How many equal-cost routes join hosts `src` and `dst` (distinct).
     pub fn route_count(&self, src: usize, dst: usize) -> usize {
         let (ts, td) = (src / self.hosts_per_tor, dst / self.hosts_per_tor);
@@ -211,6 +217,7 @@ mod tests {
             assert_eq!(seen.len(), routes, "routes are distinct");
         }
         assert_eq!(t.links[ft.route(0, 127, 5)[2]].name, "a1>c5");
+        assert_eq!(ft.neighbours(5), [4, 6, 7]);
         assert_eq!(t.links[ft.host_up[0]].queue, QueueLimit::Packets(1000));
         assert_eq!(t.links[ft.host_down[0]].queue, QueueLimit::Packets(100));
         let over = FatTree::new(&FatTreeParams { oversubscription: 4, ..FatTreeParams::new(8, 1) }).unwrap();
