@@ -7,7 +7,7 @@
 //! back, queues and buffers from tiny to large, fixed and autotuned buffers,
 //! every controller x scheduler, opportunistic retransmission on and off,
 //! sized bulk transfers and constant-rate sources, short failure timeouts,
-//! all with payload verification. Every flow must deliver its bytes exactly
+//! packets carried as wire-format bytes, all with payload verification. Every flow must deliver its bytes exactly
 //! once, unchanged and in order, or, with every path down past its failure
 //! timeout, report the failure (see [`check`]). Multipath reordering comes
 //! from the paths' unequal delays.
@@ -161,6 +161,9 @@ fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, slowest_bps: f64, max_r
     }
     if rng.gen_bool(0.3) {
         t += "nodelay = true\n";
+    }
+    if rng.gen_bool(0.2) {
+        t += "wire = true\n";
     }
     if rng.gen_bool(0.3) {
         t += &format!("ack_every = {}\n", rng.gen_range(1..=4));

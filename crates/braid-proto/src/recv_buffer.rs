@@ -109,17 +109,43 @@ impl RecvBuffer {
             let held = self.ooo.last_key_value().map_or(self.next, |(_, &e)| e);
             reserve_to(&mut self.bytes, self.read, held);
         }
+        if start == self.next {
+            return self.fill_next(start, end, dsn, payload);
+        }
+        let (lo, top) = self.ooo.last_key_value().map_or((start, self.next), |(&s, &e)| (s, e));
+        if start > top {
+            // Above every interval held and touching none: typically the
+            // next segment of a subflow ahead of the others.
+            if self.ooo.len() as u64 >= self.max_intervals() {
+                // It would be the first interval pruned: forget it at once
+                // rather than store it (no work for a flood of these).
+                self.pruned_bytes += end - start;
+                return end - start;
+            }
+            if self.real {
+                store(&mut self.bytes, self.read, start, end, dsn, payload);
+            }
+            self.ooo.insert(start, end);
+            self.ooo_bytes += end - start;
+            self.debug_check(start);
+            return end - start;
+        }
+        if start >= lo {
+            // Within or extending the highest interval, in place.
+            let new = end.saturating_sub(top);
+            if new > 0 {
+                if self.real {
+                    store(&mut self.bytes, self.read, top, end, dsn, payload);
+                }
+                *self.ooo.last_entry().expect("the highest interval").get_mut() = end;
+                self.ooo_bytes += new;
+            }
+            self.debug_check(lo);
+            return new;
+        }
         // The intervals this one overlaps or touches start from `lo`; the
         // gaps between them are new.
         let lo = self.ooo.range(..start).next_back().filter(|(_, &e)| e >= start).map_or(start, |(&s, _)| s);
-        let isolated = start > self.next && self.ooo.range(lo..=end).next().is_none();
-        let above_all = self.ooo.last_key_value().is_some_and(|(_, &e)| start > e);
-        if isolated && above_all && self.ooo.len() as u64 >= self.max_intervals() {
-            // It would be the highest interval, the first pruned: forget it
-            // at once rather than store it (no work for a flood of these).
-            self.pruned_bytes += end - start;
-            return end - start;
-        }
         let mut new = 0;
         let mut cursor = start;
         let gaps = self.ooo.range(lo..=end).map(|(&s, &e)| (s, e)).chain([(end, end)]);
@@ -148,6 +174,40 @@ impl RecvBuffer {
         }
         self.prune();
         self.debug_check(merged.0);
+        new
+    }
+
+    /// Accepts bytes starting at the next expected DSN: they fill the
+    /// gaps below the lowest intervals held, which merge into the in-order
+    /// data (the slower subflow's segment closing the hole).
+    fn fill_next(&mut self, start: u64, end: u64, dsn: u64, payload: Option<&[u8]>) -> u64 {
+        let mut new = 0;
+        let mut cursor = start;
+        let mut next = end;
+        while let Some(first) = self.ooo.first_entry() {
+            let (s, e) = (*first.key(), *first.get());
+            if s > end {
+                break;
+            }
+            first.remove();
+            self.ooo_bytes -= e - s;
+            if s > cursor {
+                if self.real {
+                    store(&mut self.bytes, self.read, cursor, s, dsn, payload);
+                }
+                new += s - cursor;
+            }
+            cursor = cursor.max(e);
+            next = next.max(e);
+        }
+        if cursor < end {
+            if self.real {
+                store(&mut self.bytes, self.read, cursor, end, dsn, payload);
+            }
+            new += end - cursor;
+        }
+        self.next = next;
+        self.debug_check(start);
         new
     }
 

@@ -16,7 +16,8 @@
 use std::collections::VecDeque;
 
 use crate::ack_tracker::AckTracker;
-use crate::packet::AckFrame;
+use crate::connection::JoinState;
+use crate::packet::{AckFrame, Control};
 use crate::rtt::RttEstimator;
 use crate::time::{Duration, Instant};
 
@@ -86,7 +87,9 @@ pub struct AckOutcome {
 /// Where a subflow is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lifecycle {
-    /// Opened; the peer has not answered on it yet (its join is due or out).
+    /// Server: a slot below a subflow the client opened; not open yet.
+    Vacant,
+    /// Opened; its handshake is not complete (its join is due or out).
     Joining,
     /// Its join timed out: the path may be down. Still tried.
     JoinTimedOut,
@@ -104,6 +107,10 @@ pub enum Lifecycle {
 pub struct Subflow {
     pub backup: bool,
     pub state: Lifecycle,
+    /// Where its handshake stands.
+    pub(crate) join: JoinState,
+    /// A handshake answer (`HelloReply`, `JoinReply`) for the next ACK.
+    pub reply: Option<Control>,
     pub mss: u32,
     next_pn: u64,
     /// Packet number of `sent[0]`.
@@ -148,6 +155,8 @@ impl Subflow {
         Subflow {
             backup,
             state: Lifecycle::Joining,
+            join: JoinState::Pending,
+            reply: None,
             mss,
             next_pn: 0,
             base_pn: 0,
@@ -193,12 +202,12 @@ impl Subflow {
     pub fn bytes_in_flight(&self) -> u64 {
         self.bytes_in_flight
     }
-    /// Nothing was ever sent here.
-    pub fn unused(&self) -> bool {
-        self.next_pn == 0
-    }
     pub fn in_recovery(&self) -> bool {
         self.recovery_end.is_some()
+    }
+    /// The highest packet number acknowledged so far.
+    pub fn largest_acked(&self) -> Option<u64> {
+        self.largest_acked
     }
     pub fn rto_deadline(&self) -> Option<Instant> {
         self.rto_deadline
@@ -389,9 +398,16 @@ impl Subflow {
         self.state == Lifecycle::Established
     }
 
-    /// Not closed.
+    /// A server's placeholder for a subflow the client has not opened.
+    pub fn vacant(mss: u32) -> Self {
+        let mut s = Subflow::new(mss, false);
+        s.state = Lifecycle::Vacant;
+        s
+    }
+
+    /// Opened and not closed.
     pub fn is_open(&self) -> bool {
-        self.state != Lifecycle::Closed
+        !matches!(self.state, Lifecycle::Closed | Lifecycle::Vacant)
     }
 
     /// The peer has answered (it may be suspected dead since).

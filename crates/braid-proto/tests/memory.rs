@@ -5,7 +5,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use braid_proto::{cc, sched, Config, Connection, DataFrame, Frame, Instant, Packet, SubflowId};
+mod common;
+
+use braid_proto::{Config, DataFrame, Frame, Instant, Packet, SubflowId};
 
 struct Tracking;
 static LIVE: AtomicI64 = AtomicI64::new(0);
@@ -32,12 +34,12 @@ const WINDOW: u64 = 1 << 20;
 /// segments at the DSNs `dsns` yields.
 fn peak_growth(dsns: impl Iterator<Item = u64>) -> i64 {
     let config = Config { recv_buffer: WINDOW, ..Config::default() };
-    let mut b = Connection::new(config, cc::by_name("reno").unwrap(), sched::by_name("minrtt").unwrap());
-    b.add_subflow(false).unwrap();
+    let (_a, mut b) = common::established(config);
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
     for (pn, dsn) in dsns.enumerate() {
-        let frame = Frame::Data(DataFrame { pn: pn as u64, pn_floor: pn as u64, dsn, len: 1, payload: vec![7] });
+        let pn = pn as u64 + 2;
+        let frame = Frame::Data(DataFrame { pn, pn_floor: pn, dsn: dsn + 1, len: 1, payload: vec![7] });
         b.handle_datagram(Instant::ZERO, Packet::new(SubflowId(0), frame)).unwrap();
         while b.poll_transmit(Instant::ZERO).is_some() {}
     }

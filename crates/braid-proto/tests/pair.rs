@@ -5,17 +5,11 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use braid_proto::{cc, sched, AckFrame, Config, Connection, DataFrame, Duration, Frame, Instant, Packet};
+use braid_proto::{AckFrame, Config, Connection, DataFrame, Duration, Frame, Instant, Packet};
 use common::{read_all, Rng};
 
 fn pair(paths: usize, config: Config) -> (Connection, Connection) {
-    let make = || Connection::new(config.clone(), cc::by_name("lia").unwrap(), sched::by_name("minrtt").unwrap());
-    let (mut a, mut b) = (make(), make());
-    for _ in 0..paths {
-        a.add_subflow(false).unwrap();
-        b.add_subflow(false).unwrap();
-    }
-    (a, b)
+    common::pair(config, "lia", "minrtt", paths)
 }
 
 /// Moves `data` from a to b over paths with the given one-way delays and
@@ -91,7 +85,8 @@ fn single_path_is_plain_tcp() {
 /// connection still completes a transfer afterwards.
 #[test]
 fn hostile_packets_do_not_panic() {
-    let (mut a, _) = pair(2, Config::default());
+    let (mut a, mut b) = pair(2, Config::default());
+    common::open(&mut a, &mut b, Instant::ZERO);
     let mut r = Rng(42);
     let now = Instant::from_nanos(1_000_000);
     for _ in 0..20_000 {
@@ -119,14 +114,17 @@ fn hostile_packets_do_not_panic() {
                 window_end: pick(&mut r),
             })
         };
-        a.write(&[1, 2, 3]);
-        let packet = Packet::new(braid_proto::SubflowId(subflow), frame);
-        let verdict = packet.check();
-        assert_eq!(a.handle_datagram(now, packet), verdict);
-        while a.poll_transmit(now).is_some() {}
-        a.handle_timeout(now + Duration::from_secs(1));
-        let mut buf = [0u8; 4096];
-        a.read(&mut buf);
+        // Both sides, client and server, take the same abuse.
+        for c in [&mut a, &mut b] {
+            c.write(&[1, 2, 3]);
+            let packet = Packet::new(braid_proto::SubflowId(subflow), frame.clone());
+            let verdict = packet.check();
+            assert_eq!(c.handle_datagram(now, packet), verdict);
+            while c.poll_transmit(now).is_some() {}
+            c.handle_timeout(now + Duration::from_secs(1));
+            let mut buf = [0u8; 4096];
+            c.read(&mut buf);
+        }
     }
     assert!(a.stats().invalid_packets > 1000, "the generator produced invalid packets");
 }

@@ -2,16 +2,15 @@
 //! failure (panic, deadlock, stall or runaway cost) before its fix. A small
 //! two-endpoint harness with 10 ms one-way delay and a drop callback.
 
-use braid_proto::{cc, sched, AckFrame, Config, Connection, DataFrame, Duration, Frame, Instant, Packet, SubflowId};
+use braid_proto::{AckFrame, Config, Connection, DataFrame, Duration, Frame, Instant, Packet, SubflowId};
 
-/// A connection whose subflows have joined: the peer has answered on each
-/// (with an ACK that acknowledges nothing), so data may go out at once.
+mod common;
+
+/// A client whose subflows have opened (a server answered each), so data
+/// may go out at once; the tests then play the server's part by hand.
 fn conn(cfg: Config, paths: usize) -> Connection {
-    let mut c = Connection::new(cfg, cc::by_name("reno").unwrap(), sched::by_name("minrtt").unwrap());
-    for _ in 0..paths {
-        let i = c.add_subflow(false).unwrap();
-        c.handle_datagram(Instant::ZERO, ack(i.0, 0, 0, 65_535)).unwrap();
-    }
+    let (mut c, mut server) = common::pair(cfg, "reno", "minrtt", paths);
+    common::open(&mut c, &mut server, Instant::ZERO);
     c
 }
 fn ack(sf: u8, cum: u64, data_ack: u64, window_end: u64) -> Packet {
@@ -62,8 +61,7 @@ fn data_ack_inside_a_queued_segment_is_harmless() {
 #[test]
 fn removing_a_subflow_reinjects_its_in_flight_data() {
     let cfg = Config { recv_buffer: 64 * 1024, send_buffer: 64 * 1024, ..Config::default() };
-    let mut a = conn(cfg.clone(), 2);
-    let mut b = conn(cfg, 2);
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 2);
     let mut now = Instant::ZERO;
     let mut written = a.write_zeros(200_000);
     let mut lost_on_1 = 0;
@@ -199,8 +197,8 @@ fn run2(
 fn lossless_transfer_measures_rtt() {
     let mut seen = None;
     let r = run(
-        conn(Config::default(), 1),
-        conn(Config::default(), 1),
+        common::pair(Config::default(), "reno", "minrtt", 1).0,
+        common::pair(Config::default(), "reno", "minrtt", 1).1,
         2_000_000,
         Instant::from_nanos(60_000_000_000),
         |_, _, _| false,
@@ -219,8 +217,8 @@ fn lossless_transfer_measures_rtt() {
 /// dropped yet acknowledged at subflow level, and never sent again.
 #[test]
 fn smaller_peer_buffer_does_not_stall() {
-    let a = conn(Config { recv_buffer: 256 * 1024, ..Config::default() }, 1);
-    let b = conn(Config { recv_buffer: 100_000, ..Config::default() }, 1);
+    let (a, _) = common::pair(Config { recv_buffer: 256 * 1024, ..Config::default() }, "reno", "minrtt", 1);
+    let (_, b) = common::pair(Config { recv_buffer: 100_000, ..Config::default() }, "reno", "minrtt", 1);
     // The receiving application is busy for the first 2 s, then reads everything.
     let r = run2(
         a,
@@ -240,7 +238,7 @@ fn smaller_peer_buffer_does_not_stall() {
 #[test]
 fn failed_subflow_queue_is_reinjected_not_stranded() {
     let cfg = Config::default();
-    let (a, b) = (conn(cfg.clone(), 2), conn(cfg, 2));
+    let (a, b) = common::pair(cfg, "reno", "minrtt", 2);
     let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
     let r = run(
         a,
@@ -294,7 +292,7 @@ fn repeated_timeouts_keep_ssthresh() {
 /// keep one range per packet and memmove the Vec on every insert.
 #[test]
 fn hostile_packet_numbers_cost_bounded_work() {
-    let mut b = conn(Config::default(), 1);
+    let (_a, mut b) = common::established(Config::default());
     let now = Instant::ZERO;
     let t = std::time::Instant::now();
     let n = 200_000u64;
@@ -314,7 +312,7 @@ fn hostile_packet_numbers_cost_bounded_work() {
 fn failed_subflow_is_probed_after_its_data_went_elsewhere() {
     use braid_proto::Event;
     let cfg = Config::default();
-    let (a, b) = (conn(cfg.clone(), 2), conn(cfg, 2));
+    let (a, b) = common::pair(cfg, "reno", "minrtt", 2);
     let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
     let mut log = vec![];
     let _ = run(
@@ -334,40 +332,29 @@ fn failed_subflow_is_probed_after_its_data_went_elsewhere() {
     assert!(back.is_some_and(|t| t < 0.9), "path 0 usable again at 0.35 s; recovered at {back:?}");
 }
 
-/// Join bookkeeping (review finding): a side whose subflows the peer
-/// joined, or that removed one before it joined, once counted its pending
-/// joins below zero (a panic in debug builds) when it later had data.
+/// Join bookkeeping (review finding): a subflow removed before it joined
+/// once counted its pending joins below zero (a panic in debug builds); it
+/// must simply never join, while the others do.
 #[test]
-fn joins_survive_peer_opened_and_removed_subflows() {
-    let raw = |n: usize| {
-        let mut c = Connection::new(Config::default(), cc::by_name("reno").unwrap(), sched::by_name("minrtt").unwrap());
-        for _ in 0..n {
-            c.add_subflow(false).unwrap();
-        }
-        c
-    };
-    let probe = |sf: u8| {
-        Packet::new(SubflowId(sf), Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: Vec::new() }))
-    };
+fn a_subflow_removed_before_joining_never_joins() {
     let t0 = Instant::ZERO;
-    // The peer joins subflow 0; then this side answers with data of its own.
-    let mut b = raw(4);
-    b.handle_datagram(t0, probe(0)).unwrap();
-    b.write_zeros(10_000);
-    let sent = drain(&mut b, t0);
-    let joins: Vec<u8> =
-        sent.iter().filter(|p| matches!(&p.frame, Frame::Data(d) if d.len == 0)).map(|p| p.subflow.0).collect();
-    assert_eq!(joins, [1, 2, 3], "the other subflows join");
-    assert!(sent.iter().any(|p| matches!(&p.frame, Frame::Data(d) if d.len > 0 && p.subflow.0 == 0)));
-    // A subflow removed before it joined.
-    let mut a = raw(5);
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 5);
     a.remove_subflow(SubflowId(4));
     a.write_zeros(10_000);
-    assert_eq!(drain(&mut a, t0).len(), 1, "the first subflow's join");
-    a.handle_datagram(t0 + Duration::from_millis(20), ack(0, 1, 0, 65_535)).unwrap();
+    let opening = drain(&mut a, t0);
+    assert_eq!(opening.len(), 1, "the first subflow opens the connection: {opening:?}");
+    b.handle_datagram(t0, opening[0].clone()).unwrap();
+    for p in drain(&mut b, t0) {
+        a.handle_datagram(t0 + Duration::from_millis(20), p).unwrap();
+    }
     let sent = drain(&mut a, t0 + Duration::from_millis(20));
     assert!(sent.iter().all(|p| p.subflow.0 != 4));
-    assert_eq!(sent.iter().filter(|p| matches!(&p.frame, Frame::Data(d) if d.len == 0)).count(), 3);
+    let joins: Vec<u8> = sent
+        .iter()
+        .filter(|p| matches!(p.control, Some(braid_proto::Control::Join { .. })))
+        .map(|p| p.subflow.0)
+        .collect();
+    assert_eq!(joins, [1, 2, 3], "the other subflows join");
 }
 
 /// A lost zero-window probe (review item from stop 5): the subflow's timer
@@ -375,15 +362,17 @@ fn joins_survive_peer_opened_and_removed_subflows() {
 /// so the subflow must not be reported failed, and probing goes on.
 #[test]
 fn lost_zero_window_probe_does_not_fail_the_subflow() {
-    let mut a = conn(Config::default(), 1);
+    let mut a = conn(Config { recv_buffer: 65_535, ..Config::default() }, 1);
     a.write_zeros(200_000);
     let mut now = Instant::ZERO;
-    // Fill the peer's 65 535-byte window, acknowledging every round.
-    let mut pn = 0;
+    // Fill the peer's 65 535-byte window, acknowledging every round (the
+    // opening packets went before).
+    let base = a.subflow_stats(0).unwrap().counters.packets_sent;
+    let mut pn = base;
     for _ in 0..20 {
         pn += drain(&mut a, now).len() as u64;
         now += Duration::from_millis(20);
-        let acked = a.stats().peer_window_end.min(1448 * pn);
+        let acked = a.stats().peer_window_end.min(1448 * (pn - base));
         a.handle_datagram(now, ack(0, pn, acked, 65_535)).unwrap();
     }
     assert!(drain(&mut a, now).is_empty(), "window full, nothing in flight");
@@ -407,7 +396,7 @@ fn lost_zero_window_probe_does_not_fail_the_subflow() {
 /// rather than sent labelled as subflow 0.
 #[test]
 fn subflow_ids_never_wrap() {
-    let mut c = Connection::new(Config::default(), cc::by_name("reno").unwrap(), sched::by_name("minrtt").unwrap());
+    let mut c = common::connection(braid_proto::Side::Client, Config::default(), "reno", "minrtt");
     for i in 0..=255u8 {
         assert_eq!(c.add_subflow(false), Ok(SubflowId(i)));
     }

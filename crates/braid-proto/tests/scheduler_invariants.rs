@@ -78,12 +78,7 @@ fn check(scheduler: &str, seed: u64) {
     let c = Case::random(seed);
     let mut rng = Rng(seed ^ 0x5555);
     let n_paths = c.delays.len();
-    let make = || Connection::new(c.config.clone(), cc::by_name(c.cc).unwrap(), sched::by_name(scheduler).unwrap());
-    let (mut a, mut b) = (make(), make());
-    for _ in 0..n_paths {
-        a.add_subflow(false).unwrap();
-        b.add_subflow(false).unwrap();
-    }
+    let (mut a, mut b) = common::pair(c.config.clone(), c.cc, scheduler, n_paths);
     let data: Vec<u8> = (0..300_000).map(|_| rng.next() as u8).collect();
     let mut wire: BTreeMap<(Instant, u64), (bool, Packet)> = BTreeMap::new();
     let (mut now, mut seq, mut written, mut got) = (Instant::ZERO, 0u64, 0usize, Vec::new());

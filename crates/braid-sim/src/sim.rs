@@ -16,9 +16,13 @@
 //! their handle names their source instead.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
-use braid_proto::{cc, sched, Config, Connection, ConnectionError, Event as ConnEvent, Instant, Packet};
-use rand::SeedableRng;
+use braid_proto::crypto::{Crypto, RustCrypto};
+use braid_proto::{
+    cc, sched, wire, Config, Connection, ConnectionError, Event as ConnEvent, Frame, Instant, Packet, Side,
+};
+use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::cross::{CrossOutcome, CrossTraffic};
@@ -48,6 +52,11 @@ pub struct FlowSpec {
     /// Send pseudo-random bytes and check every byte at the receiver
     /// (slower; bulk runs use synthetic payloads otherwise).
     pub verify_payload: bool,
+    /// Carry every packet as the bytes of the wire format (`braid_proto::
+    /// wire`), decoded at the receiver, and charge links its real size in a
+    /// UDP/IPv4 datagram: a check that the encoding carries everything the
+    /// connections exchange (slower).
+    pub wire_format: bool,
 }
 
 /// Why a simulation could not be built.
@@ -100,9 +109,19 @@ pub struct SimPacket {
 /// A packet between its send and its delivery, and the endpoint it goes to.
 #[derive(Debug)]
 struct Parked {
-    packet: Packet,
+    packet: InFlight,
     to: u32,
 }
+
+/// A packet as the network carries it: the value, or its encoded bytes.
+#[derive(Debug)]
+enum InFlight {
+    Packet(Packet),
+    Bytes(Vec<u8>),
+}
+
+/// IPv4 and UDP headers around a wire-format datagram.
+const UDP_IPV4_OVERHEAD: u32 = 28;
 
 /// Ends each route in `Sim::hops`.
 const END_OF_ROUTE: u32 = u32::MAX;
@@ -204,7 +223,13 @@ pub struct Sim {
 }
 
 impl Sim {
-    pub fn new(topology: Topology, flows: Vec<FlowSpec>, seed: u64) -> Result<Sim, BuildError> {
+    /// A simulation of `flows` over `topology`. With the environment
+    /// variable `BRAID_WIRE` set, every flow uses the wire format (see
+    /// [`FlowSpec::wire_format`]), so any test can exercise the encoding.
+    pub fn new(topology: Topology, mut flows: Vec<FlowSpec>, seed: u64) -> Result<Sim, BuildError> {
+        if std::env::var_os("BRAID_WIRE").is_some() {
+            flows.iter_mut().for_each(|f| f.wire_format = true);
+        }
         let links = topology
             .links
             .iter()
@@ -268,20 +293,28 @@ impl Sim {
         if spec.subflows.is_empty() {
             return Err(BuildError::NoSubflows(spec.name.clone()));
         }
-        let make = || -> Result<Connection, BuildError> {
+        // Each side's key, from the run's seed: the handshake runs as on a
+        // real network (the MACs cost microseconds per subflow).
+        let mut keys = ChaCha8Rng::seed_from_u64(seed ^ 0x6b65_7973);
+        keys.set_stream(u64::from(f));
+        let crypto: Arc<dyn Crypto> = Arc::new(RustCrypto);
+        let mut make = |side: Side| -> Result<Connection, BuildError> {
             let c = cc::by_name(&spec.cc).ok_or_else(|| BuildError::UnknownController(spec.cc.clone()))?;
             let s = sched::build(&spec.scheduler, &spec.sched_settings)
                 .map_err(|e| BuildError::Scheduler(format!("flow `{}`: {e}", spec.name)))?;
-            Ok(Connection::new(spec.config.clone(), c, s))
+            let (config, key, crypto) = (spec.config.clone(), keys.next_u64(), Arc::clone(&crypto));
+            Ok(match side {
+                Side::Client => Connection::client(config, c, s, key, crypto),
+                Side::Server => Connection::server(config, c, s, key, crypto),
+            })
         };
-        let (mut tx, mut rx) = (make()?, make()?);
+        let (mut tx, rx) = (make(Side::Client)?, make(Side::Server)?);
         let (mut fwd, mut rev) = (Vec::new(), Vec::new());
         for &(path, backup) in &spec.subflows {
             let p = self.topology.paths.get(path).ok_or(BuildError::UnknownPath { flow: spec.name.clone(), path })?;
             let (forward, reverse) = (p.forward.clone(), p.reverse.clone());
             let too_many = |_| BuildError::TooManySubflows(spec.name.clone());
             tx.add_subflow(backup).map_err(too_many)?;
-            rx.add_subflow(backup).map_err(too_many)?;
             fwd.push(self.add_route(&forward));
             rev.push(self.add_route(&reverse));
         }
@@ -473,6 +506,13 @@ impl Sim {
         }
         let Parked { packet, to } = self.release(p);
         let to = to as usize;
+        let packet = match packet {
+            InFlight::Packet(p) => p,
+            InFlight::Bytes(b) => match wire::decode(&b) {
+                Ok(p) => p,
+                Err(e) => unreachable!("the wire format refused its own encoding: {e}"),
+            },
+        };
         // The simulator only carries packets a connection built.
         let accepted = self.endpoints[to].conn.handle_datagram(self.now, packet);
         debug_assert!(accepted.is_ok(), "{accepted:?}");
@@ -501,8 +541,22 @@ impl Sim {
     }
 
     /// Puts a packet into the network on its route from `at`.
-    fn send(&mut self, packet: Packet, at: u32, to: u32) {
-        let bytes = packet.wire_len();
+    fn send(&mut self, packet: Packet, at: u32, to: u32, wire_format: bool) {
+        let (packet, bytes) = if wire_format {
+            // A synthetic payload travels as its length only; the link is
+            // charged for the bytes it stands for.
+            let synthetic = match &packet.frame {
+                Frame::Data(d) if d.payload.is_empty() => d.len,
+                _ => 0,
+            };
+            let mut b = Vec::new();
+            wire::encode(&packet, &mut b);
+            let len = b.len() as u32 + synthetic + UDP_IPV4_OVERHEAD;
+            (InFlight::Bytes(b), len)
+        } else {
+            let len = packet.wire_len();
+            (InFlight::Packet(packet), len)
+        };
         let parked = Some(Parked { packet, to });
         let slot = match self.free_slots.pop() {
             Some(slot) => {
@@ -526,7 +580,8 @@ impl Sim {
             let ep = &self.endpoints[e];
             let at = ep.routes[packet.subflow.index()];
             let to = (e ^ 1) as u32;
-            self.send(packet, at, to);
+            let wire_format = self.flows[ep.flow as usize].wire_format;
+            self.send(packet, at, to, wire_format);
         }
         let ep = &mut self.endpoints[e];
         while let Some(event) = ep.conn.poll_event() {

@@ -62,6 +62,7 @@ pub(super) struct RawFlow {
     send_buffer: Option<String>,
     recv_buffer: Option<String>,
     verify_payload: Option<bool>,
+    wire: Option<bool>,
     min_rto: Option<String>,
     ack_every: Option<u32>,
     max_ack_delay: Option<String>,
@@ -392,6 +393,7 @@ fn table(cx: &Ctx, i: usize, f: &RawFlow, duration: Duration) -> Result<Table, S
         size: None,
         source,
         verify_payload: f.verify_payload.unwrap_or(false),
+        wire_format: f.wire.unwrap_or(false),
     };
     Ok(Table {
         name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),

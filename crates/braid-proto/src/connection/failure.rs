@@ -19,6 +19,10 @@ use crate::time::{Duration, Instant};
 pub enum ConnectionError {
     /// No subflow was usable for this long while data waited.
     AllPathsDown { for_at_least: Duration },
+    /// This side reset the connection.
+    Reset { code: u8 },
+    /// The peer reset the connection.
+    PeerReset { code: u8 },
 }
 
 impl std::fmt::Display for ConnectionError {
@@ -27,6 +31,8 @@ impl std::fmt::Display for ConnectionError {
             ConnectionError::AllPathsDown { for_at_least } => {
                 write!(f, "no usable path for {:.3} s with data waiting", for_at_least.as_secs_f64())
             }
+            ConnectionError::Reset { code } => write!(f, "reset here (code {code})"),
+            ConnectionError::PeerReset { code } => write!(f, "reset by the peer (code {code})"),
         }
     }
 }

@@ -1,29 +1,345 @@
-//! Subflow joins: the first subflow opens the connection, the others join
-//! once it is established.
+//! Opening the connection and joining subflows, with MPTCP's semantics
+//! (RFC 8684 §3.1–3.2), carried as [`Control`]s on the subflows' first
+//! packets and ACKs.
+//!
+//! The client opens; the server learns of each subflow from its first
+//! packet. Each side has a random 64-bit key; a side's token (the first 8
+//! bytes of SHA-256 of its key) is the connection id on every packet sent to
+//! it, and names the connection in joins.
+//!
+//! - First subflow: the client's opening packet (a zero-length probe)
+//!   carries `Hello{client key}`; the ACK that answers it carries
+//!   `HelloReply{server key}`. The client then sends data at once, each
+//!   packet carrying `Establish{both keys}` until the server acknowledges
+//!   one, so a server that answered `Hello` without keeping state (see
+//!   `Endpoint`) can set the connection up from any of them (MP_CAPABLE in
+//!   v1 carries both keys on the third ACK and on data for the same reason).
+//! - Other subflows, once the first is established: the opening probe
+//!   carries `Join{server token, client nonce, backup}`; the answer carries
+//!   `JoinReply{HMAC-B truncated to 64 bits, server nonce}`, with HMAC-B =
+//!   HMAC(server key || client key, server nonce || client nonce). A client
+//!   that finds a wrong MAC closes the subflow. Its data packets then carry
+//!   `JoinAck{HMAC-A}` (HMAC(client key || server key, client nonce ||
+//!   server nonce)) until acknowledged; the server drops anything on a
+//!   joining subflow without a valid HMAC-A, so a forged join (no keys) or a
+//!   replayed one (another server nonce) never carries data.
+//!
+//! A subflow joins in one round trip, as the simulator's subflows always
+//! have: data follows the reply at once. The client also confirms on a
+//! zero-length packet of its own right after the reply (MPTCP's third
+//! ACK), so a subflow that carries no data yet still completes. Nonces come from an HMAC of the
+//! local key over a counter: unpredictable without the key, and
+//! reproducible in the simulator.
+//!
+//! Deviations from RFC 8684: 64-bit tokens and SHA-256 MACs (MPTCP v1's
+//! SHA-256, but the full 32 bytes for HMAC-A); no MP_CAPABLE version or
+//! checksum negotiation; the server cannot open subflows (as in practice,
+//! behind NATs, it does not).
 
-use super::Connection;
-use crate::subflow::Lifecycle;
+use std::sync::Arc;
+
+use super::{Connection, Event};
+use crate::crypto::{join_mac, token, truncated, Crypto};
+use crate::packet::{Control, Frame, Packet};
+use crate::subflow::{Lifecycle, Subflow};
+use crate::time::Instant;
+
+/// Which end of the connection this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// Opens the connection and its subflows.
+    Client,
+    /// Accepts them.
+    Server,
+}
+
+/// Keys, their tokens (hashed once: every packet carries one) and the
+/// nonce source.
+#[derive(Debug)]
+pub(super) struct Session {
+    pub(super) side: Side,
+    pub(super) crypto: Arc<dyn Crypto>,
+    pub(super) local_key: u64,
+    remote_key: Option<u64>,
+    local_token: u64,
+    remote_token: u64,
+    nonces: u64,
+}
+
+impl Session {
+    pub(super) fn new(side: Side, crypto: Arc<dyn Crypto>, local_key: u64) -> Self {
+        let local_token = token(crypto.as_ref(), local_key);
+        Session { side, crypto, local_key, remote_key: None, local_token, remote_token: 0, nonces: 0 }
+    }
+
+    pub(super) fn remote_key(&self) -> Option<u64> {
+        self.remote_key
+    }
+
+    pub(super) fn set_remote_key(&mut self, key: u64) {
+        self.remote_key = Some(key);
+        self.remote_token = token(self.crypto.as_ref(), key);
+    }
+
+    pub(super) fn local_token(&self) -> u64 {
+        self.local_token
+    }
+
+    /// The connection id on packets to the peer (0 until its key is known).
+    pub(super) fn remote_token(&self) -> u64 {
+        self.remote_token
+    }
+
+    fn next_nonce(&mut self) -> u64 {
+        self.nonces += 1;
+        let mac = self.crypto.hmac_sha256(&self.local_key.to_be_bytes(), &[b"nonce", &self.nonces.to_be_bytes()]);
+        u64::from_be_bytes(truncated(mac))
+    }
+}
+
+/// Where a subflow is in its handshake.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum JoinState {
+    /// Client: not started yet.
+    Pending,
+    /// Client, the subflow that opens the connection: its opening packet
+    /// carries `Hello`.
+    Hello,
+    /// Client, another subflow: the opening packet carries `Join`.
+    Join {
+        nonce: u64,
+    },
+    /// Client: packets carry `control` (Establish or JoinAck) until one
+    /// sent from `first_pn` on is acknowledged.
+    Confirm {
+        control: Control,
+        first_pn: Option<u64>,
+    },
+    /// Server, first subflow: answered `Hello`, waiting for `Establish`.
+    AwaitEstablish,
+    /// Server: answered `Join`, waiting for a valid `JoinAck`.
+    AwaitJoinAck {
+        client_nonce: u64,
+        server_nonce: u64,
+    },
+    Done,
+}
+
+/// What to do with a packet after its handshake control is seen.
+pub(super) enum Verdict {
+    Process,
+    Drop,
+}
 
 impl Connection {
-    /// With data to deliver, the first subflow opened joins; once one
-    /// subflow is established, every other unused one does. "Data to
-    /// deliver" includes data already sent: if the subflows that carried it
-    /// die, the others must join to take it over.
+    /// Client: the first subflow opened starts at once, opening the
+    /// connection (`Hello`); once one subflow is established, every other
+    /// joins (`Join`). Should the first one's opening time out (its path is
+    /// down), the next opens the connection instead of waiting on a dead
+    /// path (where the kernel would give up).
     pub(super) fn start_joins(&mut self) {
-        if self.unjoined == 0 || self.send.una() == self.send.end() {
+        if self.unjoined == 0 || self.session.side == Side::Server {
             return;
         }
-        let connected = self.subflows.iter().any(|s| s.is_established());
+        let keys = self.session.remote_key().is_some();
+        let connected = keys && self.subflows.iter().any(|s| s.is_established());
         let first = self.subflows.iter().position(|s| s.is_open());
-        // Should the first subflow's join time out (its path is down), the
-        // others try too rather than wait on a dead path.
         let first_failed = first.is_some_and(|i| self.subflows[i].potentially_failed());
-        for (i, sf) in self.subflows.iter_mut().enumerate() {
-            let allowed = connected || first_failed || Some(i) == first;
-            if sf.state == Lifecycle::Joining && sf.unused() && !sf.probe_pending && allowed {
-                sf.probe_pending = true;
-                self.unjoined = self.unjoined.saturating_sub(1);
+        for i in 0..self.subflows.len() {
+            let sf = &self.subflows[i];
+            if sf.join != JoinState::Pending || !sf.is_open() || !(connected || first_failed || Some(i) == first) {
+                continue;
             }
+            let join = if keys { JoinState::Join { nonce: self.session.next_nonce() } } else { JoinState::Hello };
+            let sf = &mut self.subflows[i];
+            sf.join = join;
+            sf.probe_pending = true;
+            self.unjoined = self.unjoined.saturating_sub(1);
+        }
+    }
+
+    /// The handshake control a packet on subflow `i` carries, if any:
+    /// `probe` is the subflow's opening packet (zero-length data).
+    pub(super) fn handshake_control(&mut self, i: usize, pn: u64, probe: bool) -> Option<Control> {
+        let remote_token = self.session.remote_token();
+        let sf = &mut self.subflows[i];
+        match &mut sf.join {
+            JoinState::Hello if probe => Some(Control::Hello { key: self.session.local_key }),
+            JoinState::Join { nonce } if probe => {
+                Some(Control::Join { token: remote_token, nonce: *nonce, backup: sf.backup })
+            }
+            JoinState::Confirm { control, first_pn } => {
+                first_pn.get_or_insert(pn);
+                Some(control.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// Client: subflow `i` has a confirmation (Establish, JoinAck) that no
+    /// packet carried yet; it goes out on a probe of its own.
+    pub(super) fn confirmation_due(&self, i: usize) -> bool {
+        matches!(self.subflows[i].join, JoinState::Confirm { first_pn: None, .. })
+    }
+
+    /// Client: an acknowledgement on subflow `i` acknowledged packets up to
+    /// `largest`; a confirmation it covers is done.
+    pub(super) fn on_handshake_acked(&mut self, i: usize, largest: Option<u64>) {
+        let sf = &mut self.subflows[i];
+        if let JoinState::Confirm { first_pn: Some(first), .. } = sf.join {
+            if largest.is_some_and(|l| l >= first) {
+                sf.join = JoinState::Done;
+            }
+        }
+    }
+
+    /// Applies the handshake part of a packet on subflow `i` (which exists)
+    /// before anything else sees it.
+    pub(super) fn on_handshake(&mut self, now: Instant, i: usize, packet: &Packet) -> Verdict {
+        match self.session.side {
+            Side::Client => self.client_handshake(now, i, packet),
+            Side::Server => self.server_handshake(now, i, packet),
+        }
+    }
+
+    fn client_handshake(&mut self, now: Instant, i: usize, packet: &Packet) -> Verdict {
+        let crypto = Arc::clone(&self.session.crypto);
+        let local_key = self.session.local_key;
+        match (&self.subflows[i].join, &packet.control, &packet.frame) {
+            (JoinState::Hello, Some(Control::HelloReply { key }), Frame::Ack(_)) => {
+                self.session.set_remote_key(*key);
+                let control = Control::Establish { client_key: local_key, server_key: *key };
+                self.subflows[i].join = JoinState::Confirm { control, first_pn: None };
+                self.establish(now, i);
+                Verdict::Process
+            }
+            (JoinState::Join { nonce }, Some(Control::JoinReply { mac, nonce: server_nonce }), Frame::Ack(_)) => {
+                let Some(server_key) = self.session.remote_key() else { return Verdict::Drop };
+                let expect = truncated(join_mac(crypto.as_ref(), server_key, local_key, *server_nonce, *nonce));
+                if *mac != expect {
+                    // Not the server we opened the connection with.
+                    self.invalid_packets += 1;
+                    self.remove_subflow(Self::id(i));
+                    return Verdict::Drop;
+                }
+                let mac = join_mac(crypto.as_ref(), local_key, server_key, *nonce, *server_nonce);
+                self.subflows[i].join = JoinState::Confirm { control: Control::JoinAck { mac }, first_pn: None };
+                self.establish(now, i);
+                Verdict::Process
+            }
+            // Nothing but the reply opens a joining subflow.
+            (JoinState::Pending | JoinState::Hello | JoinState::Join { .. }, _, _) => Verdict::Drop,
+            _ => Verdict::Process,
+        }
+    }
+
+    fn server_handshake(&mut self, now: Instant, i: usize, packet: &Packet) -> Verdict {
+        let crypto = Arc::clone(&self.session.crypto);
+        let local_key = self.session.local_key;
+        match (&self.subflows[i].join, &packet.control) {
+            // A (repeated) Hello: answer with our key.
+            (JoinState::AwaitEstablish, Some(Control::Hello { key })) => {
+                if self.session.remote_key().is_some_and(|k| k != *key) {
+                    return Verdict::Drop;
+                }
+                self.session.set_remote_key(*key);
+                self.subflows[i].reply = Some(Control::HelloReply { key: local_key });
+                Verdict::Process
+            }
+            (JoinState::AwaitEstablish, Some(Control::Establish { client_key, server_key })) => {
+                if Some(*client_key) != self.session.remote_key() || *server_key != local_key {
+                    self.invalid_packets += 1;
+                    return Verdict::Drop;
+                }
+                self.subflows[i].join = JoinState::Done;
+                self.establish(now, i);
+                Verdict::Process
+            }
+            (JoinState::AwaitJoinAck { client_nonce, server_nonce }, Some(Control::Join { nonce, .. })) => {
+                // The client re-sent its Join: answer it again, or refuse a
+                // second join of one subflow.
+                if nonce != client_nonce {
+                    return Verdict::Drop;
+                }
+                let client_key = self.session.remote_key().unwrap_or_default();
+                let mac = truncated(join_mac(crypto.as_ref(), local_key, client_key, *server_nonce, *client_nonce));
+                self.subflows[i].reply = Some(Control::JoinReply { mac, nonce: *server_nonce });
+                Verdict::Process
+            }
+            (JoinState::AwaitJoinAck { client_nonce, server_nonce }, Some(Control::JoinAck { mac })) => {
+                let client_key = self.session.remote_key().unwrap_or_default();
+                if *mac != join_mac(crypto.as_ref(), client_key, local_key, *client_nonce, *server_nonce) {
+                    self.invalid_packets += 1;
+                    return Verdict::Drop;
+                }
+                self.subflows[i].join = JoinState::Done;
+                self.establish(now, i);
+                Verdict::Process
+            }
+            // Until the handshake completes, only its own packets count.
+            (JoinState::AwaitEstablish | JoinState::AwaitJoinAck { .. }, _) => Verdict::Drop,
+            _ => Verdict::Process,
+        }
+    }
+
+    /// Server: a packet on subflow `i`, which is not open here, may open it:
+    /// `Hello` (with the client's key, if one is known already), or `Join`
+    /// with our token once the keys are known. Returns whether it did.
+    pub(super) fn accept_subflow(&mut self, i: usize, packet: &Packet) -> bool {
+        if self.session.side != Side::Server || !matches!(packet.frame, Frame::Data(_)) {
+            return false;
+        }
+        let state = match (&packet.control, self.session.remote_key()) {
+            (Some(Control::Hello { key }), k) if k.is_none_or(|k| k == *key) => JoinState::AwaitEstablish,
+            (Some(Control::Join { token, nonce, .. }), Some(client_key)) if *token == self.session.local_token() => {
+                let server_nonce = self.session.next_nonce();
+                let mac = truncated(join_mac(
+                    self.session.crypto.as_ref(),
+                    self.session.local_key,
+                    client_key,
+                    server_nonce,
+                    *nonce,
+                ));
+                self.open_slot(i, matches!(packet.control, Some(Control::Join { backup: true, .. })));
+                self.subflows[i].join = JoinState::AwaitJoinAck { client_nonce: *nonce, server_nonce };
+                self.subflows[i].reply = Some(Control::JoinReply { mac, nonce: server_nonce });
+                return true;
+            }
+            _ => return false,
+        };
+        if self.subflows.get(i).is_some_and(|s| s.state != Lifecycle::Vacant) {
+            return false;
+        }
+        self.open_slot(i, false);
+        self.subflows[i].join = state;
+        true
+    }
+
+    /// Server: opens subflow `i`, whose opening was answered without state,
+    /// to wait for the client's `Establish`.
+    pub(super) fn open_awaiting_establish(&mut self, i: usize) {
+        self.open_slot(i, false);
+        self.subflows[i].join = JoinState::AwaitEstablish;
+    }
+
+    /// Server: opens subflow `i` (creating empty slots below it).
+    fn open_slot(&mut self, i: usize, backup: bool) {
+        while self.subflows.len() <= i {
+            self.subflows.push(Subflow::vacant(self.config.mss));
+        }
+        self.subflows[i] = Subflow::new(self.config.mss, backup);
+        self.cc.on_path_added(i, self.config.mss, self.config.initial_window);
+    }
+
+    /// Subflow `i` completed its handshake on this side. A client sends
+    /// its confirmation at once on a packet of its own (MPTCP's third ACK),
+    /// so the server completes the subflow whether or not data follows.
+    fn establish(&mut self, now: Instant, i: usize) {
+        let sf = &mut self.subflows[i];
+        if !sf.is_established() {
+            sf.on_established();
+            sf.penalty_stamp = now;
+            self.events.push_back(Event::SubflowEstablished { subflow: Self::id(i) });
         }
     }
 }

@@ -22,6 +22,8 @@
 //! congestion window in flight, and no data beyond the peer's receive window
 //! (`window_end`) is ever sent.
 
+mod addresses;
+mod close;
 mod failure;
 mod handshake;
 mod opportunistic;
@@ -31,10 +33,12 @@ mod timer;
 mod transmit;
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use crate::autotune::{RecvAutotune, SendTuner, AUTOTUNE_INITIAL};
 use crate::cc::{Controller, PathView};
 use crate::config::Config;
+use crate::crypto::Crypto;
 use crate::packet::SubflowId;
 use crate::recv_buffer::RecvBuffer;
 use crate::sched::{SchedPath, Scheduler};
@@ -42,6 +46,9 @@ use crate::send_buffer::SendBuffer;
 use crate::subflow::{Subflow, SubflowCounters};
 use crate::time::{Duration, Instant};
 pub use failure::ConnectionError;
+pub(crate) use handshake::JoinState;
+use handshake::Session;
+pub use handshake::Side;
 use timer::{Timer, TimerTable};
 
 /// Receive window assumed for the peer before its first ACK: 64 KiB, the
@@ -53,21 +60,32 @@ const INITIAL_PEER_WINDOW: u64 = 65_535;
 pub enum Event {
     /// A subflow's retransmission timer fired; its data was reinjected.
     SubflowFailed { subflow: SubflowId },
+    /// A subflow completed its handshake: it may carry data.
+    SubflowEstablished { subflow: SubflowId },
     /// A subflow that had timed out was acknowledged again.
     SubflowRecovered { subflow: SubflowId },
     /// The congestion controller closed a subflow (C-MPBBR).
     SubflowClosed { subflow: SubflowId },
-    /// The connection gave up: see [`Connection::error`].
+    /// The connection gave up or was reset: see [`Connection::error`].
     Failed(ConnectionError),
+    /// The peer closed its stream and every byte of it has arrived.
+    PeerClosed,
+    /// The peer acknowledged our close: everything we wrote arrived.
+    Closed,
+    /// The server advertised another address of this connection.
+    AddressAdvertised { id: u8, addr: std::net::SocketAddr },
+    /// The server withdrew an address it had advertised.
+    AddressRemoved { id: u8 },
 }
 
-/// A connection has as many subflows as a [`SubflowId`] can name.
+/// A connection has as many subflows as a [`SubflowId`] can name, and only
+/// the client opens them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TooManySubflows;
 
 impl std::fmt::Display for TooManySubflows {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "a connection has at most {} subflows", SubflowId::LIMIT)
+        write!(f, "only a client opens subflows, at most {}", SubflowId::LIMIT)
     }
 }
 
@@ -84,6 +102,8 @@ pub struct SubflowStats {
     pub bytes_in_flight: u64,
     pub potentially_failed: bool,
     pub backup: bool,
+    /// Its handshake completed on this side: it may carry data.
+    pub established: bool,
 }
 
 /// A snapshot of the connection for reports.
@@ -116,6 +136,7 @@ pub struct ConnectionStats {
 #[derive(Debug)]
 pub struct Connection {
     config: Config,
+    session: Session,
     subflows: Vec<Subflow>,
     cc: Box<dyn Controller>,
     sched: Box<dyn Scheduler>,
@@ -149,6 +170,16 @@ pub struct Connection {
     data_rto_backoff: u32,
     /// Why the connection failed, once it has.
     error: Option<ConnectionError>,
+    /// A reset to tell the peer about, on the next packet.
+    reset_pending: Option<u8>,
+    /// How each direction of the stream ends.
+    fin: close::Fin,
+    /// Server: addresses advertised (id, address, echoed by the client).
+    advertised: Vec<(u8, std::net::SocketAddr, bool)>,
+    /// Client: addresses the server advertised and has not withdrawn.
+    learned: Vec<(u8, std::net::SocketAddr)>,
+    /// Address signals to send once each.
+    outbox: VecDeque<crate::packet::Control>,
     /// Subflows opened here that have not sent a join (an upper bound:
     /// zero means no join is left to start).
     unjoined: usize,
@@ -171,7 +202,50 @@ pub(super) fn subflow_rto(c: &Config, s: &Subflow) -> Duration {
 }
 
 impl Connection {
-    pub fn new(config: Config, cc: Box<dyn Controller>, sched: Box<dyn Scheduler>) -> Self {
+    /// The side that opens the connection and its subflows, with its random
+    /// 64-bit `key` (see the handshake in `connection/handshake.rs`).
+    pub fn client(
+        config: Config,
+        cc: Box<dyn Controller>,
+        sched: Box<dyn Scheduler>,
+        key: u64,
+        crypto: Arc<dyn Crypto>,
+    ) -> Self {
+        Self::new(config, cc, sched, Session::new(Side::Client, crypto, key))
+    }
+
+    /// The side that accepts a connection: it waits for the client's
+    /// opening packet and learns of each subflow from its first packet.
+    pub fn server(
+        config: Config,
+        cc: Box<dyn Controller>,
+        sched: Box<dyn Scheduler>,
+        key: u64,
+        crypto: Arc<dyn Crypto>,
+    ) -> Self {
+        Self::new(config, cc, sched, Session::new(Side::Server, crypto, key))
+    }
+
+    /// A server connection the endpoint creates when a client's
+    /// `Establish` checks out: the keys are known, and `subflow` (the one
+    /// that carried the opening) waits for that `Establish`.
+    pub(crate) fn accepted(
+        config: Config,
+        cc: Box<dyn Controller>,
+        sched: Box<dyn Scheduler>,
+        key: u64,
+        client_key: u64,
+        crypto: Arc<dyn Crypto>,
+        subflow: SubflowId,
+    ) -> Self {
+        let mut session = Session::new(Side::Server, crypto, key);
+        session.set_remote_key(client_key);
+        let mut c = Self::new(config, cc, sched, session);
+        c.open_awaiting_establish(subflow.index());
+        c
+    }
+
+    fn new(config: Config, cc: Box<dyn Controller>, sched: Box<dyn Scheduler>, session: Session) -> Self {
         let send_tuner = SendTuner::new(config.send_autotune, config.send_buffer, cc.sndbuf_expand());
         let send = SendBuffer::new(send_tuner.initial());
         let autotune =
@@ -185,6 +259,7 @@ impl Connection {
         Connection {
             advertised_window_end: recv.window_end(),
             config,
+            session,
             subflows: Vec::new(),
             cc,
             sched,
@@ -205,6 +280,11 @@ impl Connection {
             persist_backoff: 0,
             data_rto_backoff: 0,
             error: None,
+            reset_pending: None,
+            fin: close::Fin::default(),
+            advertised: Vec::new(),
+            learned: Vec::new(),
+            outbox: VecDeque::new(),
             unjoined: 0,
             events: VecDeque::new(),
             path_views: Vec::new(),
@@ -222,11 +302,21 @@ impl Connection {
         self.sched.name()
     }
 
-    /// Opens a subflow and returns its id. Both endpoints must open their
-    /// subflows in the same order; the id names the subflow on the wire.
+    pub fn side(&self) -> Side {
+        self.session.side
+    }
+
+    /// This side's token: the connection id on packets sent to it.
+    pub fn token(&self) -> u64 {
+        self.session.local_token()
+    }
+
+    /// Client: opens a subflow and returns its id, which names it on the
+    /// wire. The first opens the connection; the others join once it is
+    /// open. (The server learns of subflows from the client's packets.)
     pub fn add_subflow(&mut self, backup: bool) -> Result<SubflowId, TooManySubflows> {
         let i = self.subflows.len();
-        let id = SubflowId::from_index(i).ok_or(TooManySubflows)?;
+        let id = SubflowId::from_index(i).filter(|_| self.session.side == Side::Client).ok_or(TooManySubflows)?;
         self.subflows.push(Subflow::new(self.config.mss, backup));
         self.unjoined += 1;
         self.cc.on_path_added(i, self.config.mss, self.config.initial_window);
@@ -256,12 +346,19 @@ impl Connection {
 
     // ---- application side ----
 
-    /// Buffers bytes for sending; returns how many fit in the send buffer.
+    /// Buffers bytes for sending; returns how many fit in the send buffer
+    /// (none after `close`).
     pub fn write(&mut self, data: &[u8]) -> usize {
+        if self.writes_closed() {
+            return 0;
+        }
         self.send.write(data)
     }
     /// Buffers `n` synthetic zero bytes (bulk traffic without copies).
     pub fn write_zeros(&mut self, n: u64) -> u64 {
+        if self.writes_closed() {
+            return 0;
+        }
         self.send.write_zeros(n)
     }
     /// Space left in the send buffer.
@@ -329,6 +426,7 @@ impl Connection {
             bytes_in_flight: sf.bytes_in_flight(),
             potentially_failed: sf.potentially_failed(),
             backup: sf.backup,
+            established: sf.is_established(),
         })
     }
 

@@ -1,6 +1,7 @@
 //! Receiving: data into the shared receive buffer, acknowledgements into
 //! the subflows' scoreboards, the congestion controller and the send buffer.
 
+use super::handshake::Verdict;
 use super::timer::Timer;
 use super::{subflow_rto, Connection, Event};
 use crate::autotune::TunedPath;
@@ -21,12 +22,15 @@ impl Connection {
             return Err(e);
         }
         let i = packet.subflow.index();
-        if !self.subflows.get(i).is_some_and(|s| s.is_open()) {
+        if !self.subflows.get(i).is_some_and(|s| s.is_open()) && !self.accept_subflow(i, &packet) {
             return Ok(());
         }
-        if !self.subflows[i].is_established() {
-            self.subflows[i].on_established();
-            self.subflows[i].penalty_stamp = now;
+        if let Verdict::Drop = self.on_handshake(now, i, &packet) {
+            return Ok(());
+        }
+        self.on_connection_control(&packet);
+        if self.error.is_some() {
+            return Ok(());
         }
         match packet.frame {
             Frame::Data(d) => self.on_data(now, i, d),
@@ -55,6 +59,7 @@ impl Connection {
         let before = self.recv.data_ack();
         let new = self.recv.insert(d.dsn, u64::from(d.len), payload);
         self.subflows[i].counters.bytes_received_new += new;
+        self.check_peer_done();
         if let Some(a) = self.autotune.as_mut() {
             if self.recv.data_ack() > before {
                 a.on_data(now, self.recv.data_ack(), self.recv.window_end());
@@ -66,7 +71,8 @@ impl Connection {
     }
 
     pub(super) fn on_ack(&mut self, now: Instant, i: usize, a: &AckFrame) {
-        if self.send.on_data_ack(a.data_ack) > 0 {
+        let data_ack = self.on_fin_ack(a.data_ack);
+        if self.send.on_data_ack(data_ack) > 0 {
             self.data_rto_backoff = 0;
             self.timers.stop(Timer::DataRetransmit);
             self.arm_data_rto(now);
@@ -86,7 +92,9 @@ impl Connection {
         let prior_in_flight = sf.bytes_in_flight();
         let out = sf.on_ack(now, a, dupthresh, |s| subflow_rto(cfg, s));
         let in_recovery = sf.in_recovery();
-        if was_failed && !sf.potentially_failed() {
+        let (largest, recovered) = (sf.largest_acked(), was_failed && !sf.potentially_failed());
+        self.on_handshake_acked(i, largest);
+        if recovered {
             self.events.push_back(Event::SubflowRecovered { subflow: Self::id(i) });
         }
         self.refresh_path_views();

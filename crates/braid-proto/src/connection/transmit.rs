@@ -4,7 +4,7 @@
 
 use super::timer::Timer;
 use super::Connection;
-use crate::packet::{AckFrame, DataFrame, Frame, Packet};
+use crate::packet::{AckFrame, Control, DataFrame, Frame, Packet};
 use crate::sched::{Decision, SchedConn, SchedPath};
 use crate::send_buffer::Chunk;
 use crate::time::{Duration, Instant};
@@ -13,15 +13,17 @@ impl Connection {
     /// The next packet to send, if any is allowed now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
         if self.error.is_some() {
-            return None;
+            return self.poll_reset();
         }
         if let Some(p) = self.poll_ack(now) {
             return Some(p);
         }
         self.start_joins();
         for i in 0..self.subflows.len() {
-            if self.subflows[i].is_open() && self.subflows[i].probe_pending {
+            let fin_probe = self.fin_probe_due() && self.subflows[i].usable();
+            if self.subflows[i].is_open() && (self.subflows[i].probe_pending || self.confirmation_due(i) || fin_probe) {
                 self.subflows[i].probe_pending = false;
+                self.fin.probed |= fin_probe;
                 return Some(self.send_data(now, i, self.send.nxt(), 0));
             }
         }
@@ -29,6 +31,21 @@ impl Connection {
             return Some(p);
         }
         self.poll_scheduled(now)
+    }
+
+    /// After a local reset: one packet telling the peer, then nothing.
+    fn poll_reset(&mut self) -> Option<Packet> {
+        let code = self.reset_pending.take()?;
+        let i = self.best_usable_subflow()?;
+        let frame = AckFrame {
+            cumulative: 0,
+            sack: [(0, 0); crate::packet::MAX_SACK_BLOCKS],
+            sack_len: 0,
+            data_ack: self.data_ack_to_send(),
+            window_end: self.recv.window_end(),
+        };
+        let control = Some(Control::Reset { code });
+        Some(Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame: Frame::Ack(frame), control })
     }
 
     pub(super) fn poll_ack(&mut self, now: Instant) -> Option<Packet> {
@@ -39,10 +56,11 @@ impl Connection {
             cumulative,
             sack,
             sack_len,
-            data_ack: self.recv.data_ack(),
+            data_ack: self.data_ack_to_send(),
             window_end: self.advertised_window_end,
         };
-        Some(Packet::new(Self::id(i), Frame::Ack(frame)))
+        let control = self.subflows[i].reply.take().or_else(|| self.connection_control());
+        Some(Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame: Frame::Ack(frame), control })
     }
 
     pub(super) fn window_space(&self, i: usize, len: u32) -> bool {
@@ -145,6 +163,10 @@ impl Connection {
             self.window_stalled = false;
             (self.send.nxt(), len as u32, false)
         };
+        if !(0..self.subflows.len()).any(|i| self.subflows[i].is_established() && self.window_space(i, len)) {
+            // No subflow could take it: every scheduler would wait.
+            return None;
+        }
         self.refresh_sched_views(now);
         let conn = SchedConn {
             now,
@@ -185,6 +207,15 @@ impl Connection {
     /// Takes `len` new bytes for sending, remembering where the last short
     /// segment ends (Linux's `snd_sml`) for Nagle's algorithm.
     pub(super) fn take_new(&mut self, len: u32) {
+        // New data never goes beyond the peer's window. (A re-sent segment
+        // may: a window first assumed, then stated smaller by the peer's
+        // first ACK; the peer drops it until its window reaches it.)
+        debug_assert!(
+            self.send.nxt() + u64::from(len) <= self.peer_window_end(),
+            "new data [{}, +{len}) beyond the peer's window {}",
+            self.send.nxt(),
+            self.peer_window_end()
+        );
         self.send.take_new(u64::from(len));
         if len < self.config.mss {
             self.short_sent_end = self.send.nxt();
@@ -284,11 +315,6 @@ impl Connection {
             "subflow {i}: {in_flight} in flight + {len} exceeds the window {}",
             self.cc.window(i)
         );
-        debug_assert!(
-            dsn + u64::from(len) <= self.peer_window_end(),
-            "[{dsn}, +{len}) beyond the peer's window {}",
-            self.peer_window_end()
-        );
         debug_assert!(len == 0 || dsn >= self.send.una(), "re-sending acknowledged data at {dsn}");
         let pn_floor = self.subflows[i].pn_floor();
         let pn = self.subflows[i].on_sent(now, dsn, len, rto);
@@ -299,6 +325,8 @@ impl Connection {
             Chunk::Bytes(b) if len > 0 => b,
             _ => Vec::new(),
         };
-        Packet::new(Self::id(i), Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload }))
+        let control = self.handshake_control(i, pn, len == 0).or_else(|| self.connection_control());
+        let frame = Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload });
+        Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame, control }
     }
 }

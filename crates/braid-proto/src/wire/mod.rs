@@ -27,6 +27,9 @@
 //! u8, family u8 4 or 6, address, port u16, 8-byte MAC), 8 AddAddrEcho (id),
 //! 9 RemoveAddr (id), 10 DataFin (dsn varint), 11 Reset (code u8).
 //!
+//! Zero bytes after a packet are padding and ignored; a packet carrying
+//! `Hello` is padded to [`HELLO_LEN`].
+//!
 //! A data packet with a full 1448-byte segment is 10 (header) + about 12
 //! (numbers) + 2 + 1448 bytes: 1472, under a 1500-byte MTU with the IPv4
 //! and UDP headers (28).
@@ -42,6 +45,11 @@ pub const VERSION: u8 = 1;
 
 /// Bytes of the fixed header.
 pub const HEADER_LEN: usize = 10;
+
+/// A packet carrying `Hello` is padded with zeros to this size, as QUIC
+/// pads its Initial: the server's stateless answer is then never larger
+/// than what it answers, and the path is shown to carry datagrams this big.
+pub const HELLO_LEN: usize = 1200;
 
 mod field {
     pub const FLAGS: usize = 0;
@@ -70,7 +78,7 @@ pub enum DecodeError {
     AddressFamily(u8),
     /// More SACK blocks than an ACK carries.
     SackCount(u8),
-    /// Bytes left over after the packet.
+    /// Bytes other than zero padding after the packet.
     TrailingBytes,
     /// Well-formed bytes with values the connection refuses.
     Invalid(PacketError),
@@ -85,7 +93,7 @@ impl std::fmt::Display for DecodeError {
             DecodeError::Control(c) => write!(f, "unknown control type {c}"),
             DecodeError::AddressFamily(a) => write!(f, "unknown address family {a}"),
             DecodeError::SackCount(n) => write!(f, "{n} SACK blocks (at most {MAX_SACK_BLOCKS})"),
-            DecodeError::TrailingBytes => f.write_str("bytes after the end of the packet"),
+            DecodeError::TrailingBytes => f.write_str("non-zero bytes after the end of the packet"),
             DecodeError::Invalid(e) => write!(f, "invalid packet: {e}"),
         }
     }
@@ -142,6 +150,7 @@ pub fn encode(packet: &Packet, out: &mut Vec<u8>) {
         Frame::Data(d) => (KIND_DATA, d.payload.is_empty() && d.len > 0),
         Frame::Ack(_) => (KIND_ACK, false),
     };
+    let start = out.len();
     let flags = VERSION << 5
         | kind
         | if synthetic { SYNTHETIC } else { 0 }
@@ -171,6 +180,9 @@ pub fn encode(packet: &Packet, out: &mut Vec<u8>) {
             varint::put(out, a.data_ack);
             varint::put(out, a.window_end);
         }
+    }
+    if matches!(packet.control, Some(Control::Hello { .. })) && out.len() - start < HELLO_LEN {
+        out.resize(start + HELLO_LEN, 0);
     }
 }
 
@@ -280,7 +292,8 @@ pub fn decode(bytes: &[u8]) -> Result<Packet, DecodeError> {
         }
         k => return Err(DecodeError::Kind(k)),
     };
-    if !rest.is_empty() {
+    // Zero padding may follow (a padded Hello); anything else is an error.
+    if rest.iter().any(|&b| b != 0) {
         return Err(DecodeError::TrailingBytes);
     }
     let packet = Packet { cid: header.cid(), subflow: header.subflow(), frame, control };

@@ -27,6 +27,7 @@ pub fn flow(name: &str, cc: &str, paths: &[usize]) -> FlowSpec {
         size: None,
         source: Default::default(),
         verify_payload: false,
+        wire_format: false,
     }
 }
 

@@ -1,0 +1,140 @@
+//! Ending connections: orderly close in both directions (DATA_FIN), resets,
+//! and the server's address advertisements.
+
+mod common;
+
+use std::net::SocketAddr;
+
+use braid_proto::{Config, Connection, ConnectionError, Control, Event, Packet};
+
+fn events(c: &mut Connection) -> Vec<Event> {
+    std::iter::from_fn(|| c.poll_event()).collect()
+}
+
+fn read_all(c: &mut Connection) -> Vec<u8> {
+    let mut got = Vec::new();
+    common::read_all(c, &mut got);
+    got
+}
+
+/// The client writes, closes; the server reads to the end, sees the close,
+/// closes its side; both finish knowing every byte arrived. The first two
+/// packets carrying the client's FIN are lost: it is re-sent.
+#[test]
+fn both_sides_close_and_finish_even_when_fins_are_lost() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 2);
+    let data: Vec<u8> = (0..200_000u32).map(|i| (i * 7) as u8).collect();
+    assert_eq!(a.write(&data), data.len());
+    a.close();
+    assert_eq!(a.write(b"late"), 0, "no writes after close");
+    let (mut got, mut fins_lost) = (Vec::new(), 0);
+    let done = common::drive(
+        &mut a,
+        &mut b,
+        10,
+        60_000,
+        |a, b| {
+            got.extend(read_all(b));
+            if b.peer_closed() {
+                b.close();
+            }
+            a.is_finished() && b.is_finished()
+        },
+        |_, to_b, p| {
+            let fin = to_b && matches!(p.control, Some(Control::DataFin { .. }));
+            fin && {
+                fins_lost += 1;
+                fins_lost <= 2
+            }
+        },
+    );
+    assert!(done.is_ok(), "{done:?}");
+    assert!(got == data, "the server read {} of {} bytes", got.len(), data.len());
+    let (ea, eb) = (events(&mut a), events(&mut b));
+    assert!(ea.contains(&Event::Closed) && ea.contains(&Event::PeerClosed), "{ea:?}");
+    assert!(eb.contains(&Event::Closed) && eb.contains(&Event::PeerClosed), "{eb:?}");
+    assert!(fins_lost > 2);
+}
+
+#[test]
+fn a_reset_ends_both_sides() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    a.write(&[1; 10_000]);
+    let r = common::drive(&mut a, &mut b, 10, 10_000, |_, b| b.stats().bytes_received > 0, |_, _, _| false);
+    assert!(r.is_ok());
+    a.reset(9);
+    assert_eq!(a.error(), Some(ConnectionError::Reset { code: 9 }));
+    let reset: Vec<Packet> = std::iter::from_fn(|| a.poll_transmit(braid_proto::Instant::ZERO)).collect();
+    assert!(matches!(reset.as_slice(), [p] if p.control == Some(Control::Reset { code: 9 })), "{reset:?}");
+    b.handle_datagram(braid_proto::Instant::ZERO, reset[0].clone()).unwrap();
+    assert_eq!(b.error(), Some(ConnectionError::PeerReset { code: 9 }));
+    assert!(events(&mut b).contains(&Event::Failed(ConnectionError::PeerReset { code: 9 })));
+    assert!(b.poll_transmit(braid_proto::Instant::ZERO).is_none(), "a reset connection sends nothing");
+    assert_eq!((a.poll_timeout(), b.poll_timeout()), (None, None));
+}
+
+/// The server advertises an address: the client learns it once (the
+/// advertisement stops once echoed), a tampered copy is refused, and a
+/// withdrawal is reported.
+#[test]
+fn address_advertisements_are_authenticated_and_echoed() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, braid_proto::Instant::ZERO);
+    let addr: SocketAddr = "192.0.2.7:4433".parse().unwrap();
+    b.advertise_address(3, addr);
+    a.write(&[0; 50_000]);
+    let mut adds = 0;
+    let r = common::drive(
+        &mut a,
+        &mut b,
+        5,
+        5_000,
+        |a, _| a.all_acked(),
+        |_, to_b, p| {
+            if !to_b && matches!(p.control, Some(Control::AddAddr { .. })) {
+                adds += 1;
+            }
+            false
+        },
+    );
+    assert!(r.is_ok());
+    let ea = events(&mut a);
+    assert_eq!(ea.iter().filter(|e| matches!(e, Event::AddressAdvertised { .. })).count(), 1, "{ea:?}");
+    assert!(ea.contains(&Event::AddressAdvertised { id: 3, addr }));
+    assert!(adds >= 1);
+    // Echoed: later packets no longer carry it.
+    a.write(&[0; 50_000]);
+    let mut later = 0;
+    let r = common::drive(
+        &mut a,
+        &mut b,
+        5,
+        5_000,
+        |a, _| a.all_acked(),
+        |_, to_b, p| {
+            later += usize::from(!to_b && matches!(p.control, Some(Control::AddAddr { .. })));
+            false
+        },
+    );
+    assert!(r.is_ok());
+    assert_eq!(later, 0, "advertised again after the echo");
+    // An on-path party changes the address: the MAC no longer matches.
+    let mut forged = Packet::new(
+        braid_proto::SubflowId(0),
+        braid_proto::Frame::Ack(braid_proto::AckFrame {
+            cumulative: 0,
+            sack: [(0, 0); 3],
+            sack_len: 0,
+            data_ack: 0,
+            window_end: 1 << 20,
+        }),
+    );
+    let before = a.stats().invalid_packets;
+    forged.control = Some(Control::AddAddr { id: 4, addr: "198.51.100.1:1".parse().unwrap(), mac: [1; 8] });
+    a.handle_datagram(braid_proto::Instant::ZERO, forged).unwrap();
+    assert_eq!(a.stats().invalid_packets, before + 1);
+    assert!(events(&mut a).is_empty(), "nothing learned from a forged advertisement");
+    b.withdraw_address(3);
+    let r = common::drive(&mut a, &mut b, 5, 5_000, |a, _| a.poll_event().is_some(), |_, _, _| false);
+    assert!(r.is_ok(), "{r:?}");
+}

@@ -1,0 +1,168 @@
+//! Endpoints exchanging real datagrams (the wire format): a client opens a
+//! connection to a server that keeps no state until the client proves it
+//! saw the server's answer; unknown, forged and random datagrams create
+//! nothing and are never answered with more bytes than they had.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use braid_proto::crypto::RustCrypto;
+use braid_proto::endpoint::{ConnectionHandle, DatagramEvent, Drop, Endpoint, EndpointConfig};
+use braid_proto::{wire, Config, Control, DataFrame, Frame, Instant, Packet, SubflowId};
+use common::Rng;
+
+const CLIENT: &str = "10.0.0.1:5000";
+const CLIENT_2: &str = "10.0.1.1:5001";
+const SERVER: &str = "10.0.0.2:443";
+
+fn endpoint() -> Endpoint {
+    Endpoint::new(EndpointConfig {
+        connection: Config::default(),
+        cc: "lia".into(),
+        scheduler: "minrtt".into(),
+        sched_settings: Default::default(),
+        crypto: Arc::new(RustCrypto),
+        secret: [42; 32],
+        max_connections: 100,
+        allow_synthetic: false,
+    })
+}
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+/// Moves every packet the client's connection has to the server endpoint
+/// as bytes (from `from`), and the server's back; returns the server-side
+/// handle once there is one.
+fn exchange(
+    client: &mut Endpoint,
+    h: ConnectionHandle,
+    server: &mut Endpoint,
+    from: SocketAddr,
+    now: Instant,
+) -> Option<ConnectionHandle> {
+    let mut accepted = None;
+    let mut out = Vec::new();
+    while let Some(p) = client.connection(h).unwrap().poll_transmit(now) {
+        out.clear();
+        wire::encode(&p, &mut out);
+        match server.handle(now, from, &out) {
+            DatagramEvent::Reply(bytes) => {
+                assert!(bytes.len() <= out.len(), "no amplification");
+                assert!(matches!(client.handle(now, addr(SERVER), &bytes), DatagramEvent::Connection { .. }));
+            }
+            DatagramEvent::Connection { handle, .. } => accepted = Some(handle),
+            DatagramEvent::Dropped(d) => panic!("dropped {d:?}"),
+        }
+    }
+    for s in server.handles() {
+        while let Some(p) = server.connection(s).unwrap().poll_transmit(now) {
+            out.clear();
+            wire::encode(&p, &mut out);
+            assert!(
+                matches!(client.handle(now, addr(SERVER), &out), DatagramEvent::Connection { handle, .. } if handle == h)
+            );
+        }
+    }
+    accepted
+}
+
+#[test]
+fn open_transfer_and_follow_an_address_change() {
+    let (mut client, mut server) = (endpoint(), endpoint());
+    let h = client.connect(0xabc).unwrap();
+    client.connection(h).unwrap().add_subflow(false).unwrap();
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    let mut written = 0;
+    let mut got = Vec::new();
+    let mut server_handle = None;
+    let mut now = Instant::ZERO;
+    for round in 0..2000 {
+        written += client.connection(h).unwrap().write(&data[written..]);
+        // Halfway through, the client's address changes (a NAT rebinding).
+        let from = if round < 50 { addr(CLIENT) } else { addr(CLIENT_2) };
+        if let Some(s) = exchange(&mut client, h, &mut server, from, now) {
+            assert!(server_handle.is_none_or(|x| x == s), "one connection");
+            server_handle = Some(s);
+        }
+        if let Some(s) = server_handle {
+            common::read_all(server.connection(s).unwrap(), &mut got);
+        }
+        if got.len() == data.len() {
+            break;
+        }
+        now += braid_proto::Duration::from_millis(1);
+        for e in [&mut client, &mut server] {
+            for c in e.handles() {
+                e.connection(c).unwrap().handle_timeout(now);
+            }
+        }
+    }
+    assert!(got == data, "{} of {} bytes", got.len(), data.len());
+    assert_eq!((server.len(), server.stats().accepted, server.stats().replies), (1, 1, 1));
+}
+
+/// A Hello not padded to `wire::HELLO_LEN` would make the answer larger
+/// than the question: it is not answered.
+#[test]
+fn an_unpadded_hello_is_not_answered() {
+    let mut server = endpoint();
+    let hello = Packet {
+        cid: 0,
+        subflow: SubflowId(0),
+        frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }),
+        control: Some(Control::Hello { key: 1 }),
+    };
+    let mut bytes = Vec::new();
+    wire::encode(&hello, &mut bytes);
+    assert!(
+        matches!(server.handle(Instant::ZERO, addr(CLIENT), &bytes), DatagramEvent::Reply(r) if r.len() < bytes.len())
+    );
+    bytes.truncate(25); // the Hello itself is 24 bytes; its answer 26
+    assert_eq!(server.handle(Instant::ZERO, addr(CLIENT), &bytes), DatagramEvent::Dropped(Drop::WouldAmplify));
+    assert!(server.is_empty(), "no state for an opening");
+}
+
+/// `Establish` with a server key the server never gave (or from another
+/// address than the Hello's) creates nothing.
+#[test]
+fn an_establish_with_a_made_up_key_creates_nothing() {
+    let mut server = endpoint();
+    let crypto = RustCrypto;
+    let forged = Packet {
+        cid: braid_proto::crypto::token(&crypto, 777),
+        subflow: SubflowId(0),
+        frame: Frame::Data(DataFrame { pn: 1, pn_floor: 1, dsn: 0, len: 3, payload: vec![1, 2, 3] }),
+        control: Some(Control::Establish { client_key: 5, server_key: 777 }),
+    };
+    let mut bytes = Vec::new();
+    wire::encode(&forged, &mut bytes);
+    assert_eq!(server.handle(Instant::ZERO, addr(CLIENT), &bytes), DatagramEvent::Dropped(Drop::BadHandshake));
+    assert!(server.is_empty());
+}
+
+/// 100,000 random datagrams (valid headers and not): nothing panics, no
+/// connection appears, and no reply is larger than its datagram.
+#[test]
+fn random_datagrams_create_no_state() {
+    let mut server = endpoint();
+    let mut rng = Rng(7);
+    let mut buf = Vec::new();
+    for k in 0..100_000u64 {
+        buf.clear();
+        let n = rng.below(1400) as usize;
+        buf.extend((0..n).map(|_| rng.next() as u8));
+        if k % 2 == 0 && n > 0 {
+            buf[0] = 0x20 | (buf[0] & 0x1f); // version 1
+        }
+        if let DatagramEvent::Reply(r) = server.handle(Instant::ZERO, addr(CLIENT), &buf) {
+            assert!(r.len() <= buf.len());
+        }
+    }
+    assert!(server.is_empty());
+    assert_eq!(server.stats().accepted, 0);
+    println!("{:?}", server.stats());
+}

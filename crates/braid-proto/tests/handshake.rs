@@ -1,0 +1,148 @@
+//! Opening and joining (RFC 8684 §3.1–3.2 semantics): keys exchanged on
+//! the first subflow, joins authenticated by HMACs over both keys and both
+//! nonces, forged and replayed joins refused.
+
+mod common;
+
+use braid_proto::crypto::{token, RustCrypto};
+use braid_proto::{Config, Connection, Control, DataFrame, Event, Frame, Instant, Packet, SubflowId};
+
+const T0: Instant = Instant::ZERO;
+
+fn deliver(from: &mut Connection, to: &mut Connection) -> Vec<Packet> {
+    let mut sent = Vec::new();
+    while let Some(p) = from.poll_transmit(T0) {
+        sent.push(p.clone());
+        to.handle_datagram(T0, p).expect("well-formed");
+    }
+    sent
+}
+
+fn events(c: &mut Connection) -> Vec<Event> {
+    std::iter::from_fn(|| c.poll_event()).collect()
+}
+
+#[test]
+fn keys_on_the_first_subflow_then_authenticated_joins() {
+    let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 3);
+    a.write(b"hello");
+    let hello = deliver(&mut a, &mut b);
+    assert_eq!(hello.len(), 1, "only the first subflow opens: {hello:?}");
+    assert!(matches!(hello[0].control, Some(Control::Hello { key: 0x1111 })));
+    assert_eq!(hello[0].cid, 0, "the server's token is not known yet");
+    let reply = deliver(&mut b, &mut a);
+    assert!(matches!(reply[0].control, Some(Control::HelloReply { key: 0x2222 })));
+    assert_eq!(reply[0].cid, token(&RustCrypto, 0x1111), "packets to the client carry its token");
+    // Data on the first subflow carries both keys; the others join.
+    let next = deliver(&mut a, &mut b);
+    assert!(next.iter().all(|p| p.cid == b.token()));
+    let data = next.iter().find(|p| p.subflow == SubflowId(0)).expect("data on subflow 0");
+    assert_eq!(data.control, Some(Control::Establish { client_key: 0x1111, server_key: 0x2222 }));
+    let joins: Vec<u8> =
+        next.iter().filter(|p| matches!(p.control, Some(Control::Join { .. }))).map(|p| p.subflow.0).collect();
+    assert_eq!(joins, [1, 2]);
+    for _ in 0..4 {
+        deliver(&mut b, &mut a);
+        deliver(&mut a, &mut b);
+    }
+    for i in 0..3 {
+        assert!(a.subflow_stats(i).unwrap().established, "client subflow {i}");
+        assert!(b.subflow_stats(i).unwrap().established, "server subflow {i}");
+    }
+    let opened = |e: &[Event]| e.iter().filter(|e| matches!(e, Event::SubflowEstablished { .. })).count();
+    assert_eq!((opened(&events(&mut a)), opened(&events(&mut b))), (3, 3));
+    let mut buf = [0u8; 16];
+    let n = b.read(&mut buf);
+    assert_eq!(&buf[..n], b"hello");
+}
+
+/// A third party that saw the server's token on the wire (but has no key)
+/// sends a join and data with a made-up HMAC: the subflow never opens, its
+/// data is never acknowledged or delivered.
+#[test]
+fn a_forged_join_is_refused() {
+    let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 1);
+    common::open(&mut a, &mut b, T0);
+    let cid = b.token();
+    let probe = |pn: u64, dsn: u64, len: u32, control: Control| Packet {
+        cid,
+        subflow: SubflowId(7),
+        frame: Frame::Data(DataFrame { pn, pn_floor: 0, dsn, len, payload: vec![0xee; len as usize] }),
+        control: Some(control),
+    };
+    let join = probe(0, 0, 0, Control::Join { token: cid, nonce: 42, backup: false });
+    b.handle_datagram(T0, join).unwrap();
+    let answers: Vec<Packet> = std::iter::from_fn(|| b.poll_transmit(T0)).collect();
+    assert!(matches!(answers.as_slice(), [p] if matches!(p.control, Some(Control::JoinReply { .. }))));
+    b.handle_datagram(T0, probe(1, 0, 100, Control::JoinAck { mac: [7; 32] })).unwrap();
+    b.handle_datagram(T0, probe(2, 100, 100, Control::Establish { client_key: 1, server_key: 2 })).unwrap();
+    assert!(!b.subflow_stats(7).unwrap().established);
+    assert_eq!(b.readable(), 0, "nothing of the forged data is delivered");
+    assert!(std::iter::from_fn(|| b.poll_transmit(T0)).next().is_none(), "nothing acknowledged");
+    assert!(b.stats().invalid_packets >= 1);
+    // A join naming another connection's token opens nothing at all.
+    let wrong =
+        Packet { subflow: SubflowId(8), ..probe(0, 0, 0, Control::Join { token: 99, nonce: 1, backup: false }) };
+    b.handle_datagram(T0, wrong).unwrap();
+    assert!(b.subflow_stats(8).is_none_or(|s| !s.established));
+    assert!(std::iter::from_fn(|| b.poll_transmit(T0)).next().is_none());
+}
+
+/// A recorded valid join, replayed (on the same or another subflow): the
+/// server answers with a fresh nonce, so the recorded HMAC-A no longer
+/// matches and the replay carries no data.
+#[test]
+fn a_replayed_join_is_refused() {
+    let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 2);
+    a.write(&[1; 3000]);
+    let mut recorded = Vec::new();
+    for _ in 0..4 {
+        recorded.extend(deliver(&mut a, &mut b));
+        deliver(&mut b, &mut a);
+    }
+    assert!(b.subflow_stats(1).unwrap().established, "the real join worked");
+    let find = |f: fn(&Control) -> bool| recorded.iter().find(|p| p.control.as_ref().is_some_and(f)).cloned().unwrap();
+    let (mut join, mut join_ack) =
+        (find(|c| matches!(c, Control::Join { .. })), find(|c| matches!(c, Control::JoinAck { .. })));
+    assert_eq!((join.subflow, join_ack.subflow), (SubflowId(1), SubflowId(1)));
+    // Replayed as they were: subflow 1 is open, nothing changes.
+    let before = b.stats().bytes_received;
+    b.handle_datagram(T0, join.clone()).unwrap();
+    // Replayed on a subflow the client never opened.
+    join.subflow = SubflowId(5);
+    join_ack.subflow = SubflowId(5);
+    b.handle_datagram(T0, join).unwrap();
+    b.handle_datagram(T0, join_ack).unwrap();
+    assert!(!b.subflow_stats(5).unwrap().established);
+    assert_eq!(b.stats().bytes_received, before, "the replayed data is not taken");
+    assert!(b.stats().invalid_packets >= 1);
+}
+
+/// A server that answers a join with a MAC made without the keys is not the
+/// server the connection was opened with: the client closes that subflow.
+#[test]
+fn a_forged_join_reply_closes_the_subflow() {
+    let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 2);
+    a.write(&[1; 100]);
+    deliver(&mut a, &mut b);
+    deliver(&mut b, &mut a);
+    let sent = deliver(&mut a, &mut b);
+    assert!(sent.iter().any(|p| matches!(p.control, Some(Control::Join { .. }))));
+    let forged = Packet {
+        cid: 0,
+        subflow: SubflowId(1),
+        frame: Frame::Ack(braid_proto::AckFrame {
+            cumulative: 1,
+            sack: [(0, 0); 3],
+            sack_len: 0,
+            data_ack: 0,
+            window_end: 1 << 20,
+        }),
+        control: Some(Control::JoinReply { mac: [0; 8], nonce: 5 }),
+    };
+    a.handle_datagram(T0, forged).unwrap();
+    assert!(!a.subflow_stats(1).unwrap().established);
+    assert!(a.stats().invalid_packets >= 1);
+    a.write(&[2; 5000]);
+    assert!(std::iter::from_fn(|| a.poll_transmit(T0)).all(|p| p.subflow != SubflowId(1)), "subflow 1 is closed");
+}
