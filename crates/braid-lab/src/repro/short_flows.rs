@@ -19,8 +19,11 @@ use super::{mean, run_all, Options, Outcome, Repro};
 use crate::run::{GroupSummary, Summary};
 use crate::sweep_charts::{bars, Bars};
 
-/// Long flows with `long` (controller, subflows), short ones with `short`.
-fn flows(long: (&str, u32), short: (&str, u32), until: f64) -> String {
+/// A transport: congestion controller and subflows per connection.
+type Transport = (&'static str, u32);
+
+/// Long flows with `long`, short ones with `short`.
+fn flows(long: Transport, short: Transport, until: f64) -> String {
     format!(
         "[[flow]]\nname = \"long\"\nmatrix = \"permutation\"\nsources = {{ every = 3, offset = [0] }}\ncc = \"{}\"\nsubflows = {}\n\
          [[flow]]\nname = \"short\"\nmatrix = \"random\"\nsources = {{ every = 3, offset = [1, 2] }}\ncc = \"{}\"\nsubflows = {}\n\
@@ -51,7 +54,7 @@ pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
     let seeds = o.seeds(1);
     let (k, secs, until) = o.pick((8, 3.5, 3.0), (4, 1.5, 1.2));
     // The published rows, then the variant with MPTCP short flows.
-    let configs: Vec<((&str, u32), (&str, u32))> =
+    let configs: Vec<(Transport, Transport)> =
         PUBLISHED.iter().map(|p| ((p.0, p.1), ("reno", 1))).chain(std::iter::once((("lia", 8), ("lia", 8)))).collect();
     let runs: Vec<String> = seeds
         .iter()
@@ -60,7 +63,9 @@ pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
     let sums = run_all(&runs)?;
     let mut out = Outcome::new(r, &seeds);
     out.runs = sums.len();
-    let per = |c: usize, f: &dyn Fn(&Summary) -> f64| mean(&(0..seeds.len()).map(|s| f(&sums[s * configs.len() + c])).collect::<Vec<_>>());
+    let per = |c: usize, f: &dyn Fn(&Summary) -> f64| {
+        mean(&(0..seeds.len()).map(|s| f(&sums[s * configs.len() + c])).collect::<Vec<_>>())
+    };
     let fct = |c: usize| per(c, &|s| short(s).and_then(|g| g.fct_mean_ms).unwrap_or(f64::NAN));
     let mut got = Vec::new();
     for (c, &(_, _, label, pub_fct, pub_sd, pub_util)) in PUBLISHED.iter().enumerate() {
@@ -79,7 +84,10 @@ pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
     let (lia, olia, tcp) = (got[0], got[1], got[2]);
     out.check("short flows finish sooner among regular TCP long flows than among MPTCP (LIA) ones", tcp.0 < lia.0);
     out.check("OLIA's short flows finish no later than LIA's (within 5%)", olia.0 <= lia.0 * 1.05);
-    out.check("multipath raises core utilisation well above TCP's (10+ points)", lia.1 > tcp.1 + 10.0 && olia.1 > tcp.1 + 10.0);
+    out.check(
+        "multipath raises core utilisation well above TCP's (10+ points)",
+        lia.1 > tcp.1 + 10.0 && olia.1 > tcp.1 + 10.0,
+    );
     out.notes.push(format!(
         "k = {k} FatTree, 4:1 oversubscribed ({} hosts), 100 Mbit/s, 100-packet queues; long flows: permutation among every third host; \
          short flows: single-path TCP, 70 KB, Poisson at 5/s from each other host to random ones, from 0.5 s to {until} s; {secs} s; \
@@ -93,6 +101,9 @@ pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
         Bars { label: "core util %, paper".into(), values: PUBLISHED.iter().map(|p| p.5).collect() },
         Bars { label: "core util %, Braid".into(), values: got.iter().map(|g| g.1).collect() },
     ];
-    out.figure("short-flows.svg", bars("short flows: completion time and core utilisation", "ms / %", &cats, &series, false, (900, 420)))?;
+    out.figure(
+        "short-flows.svg",
+        bars("short flows: completion time and core utilisation", "ms / %", &cats, &series, false, (900, 420)),
+    )?;
     Ok(out)
 }
