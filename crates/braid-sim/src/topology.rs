@@ -19,6 +19,27 @@ use crate::link::{LinkSpec, QueueLimit, Red};
 use crate::loss::LossSpec;
 use crate::trace::DeliveryTrace;
 
+/// A data-centre fabric built into a [`Topology`]: hosts numbered from 0,
+/// the other nodes switches.
+pub trait HostFabric {
+    fn topology(&self) -> &Topology;
+    /// Node index of each host, by host number.
+    fn host_nodes(&self) -> &[usize];
+
+    fn hosts(&self) -> usize {
+        self.host_nodes().len()
+    }
+
+    /// Node index of host `h`.
+    fn host_node(&self, h: usize) -> usize {
+        self.host_nodes()[h]
+    }
+
+    fn switches(&self) -> usize {
+        self.topology().nodes.len() - self.host_nodes().len()
+    }
+}
+
 /// Links between nodes, plus named paths over them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Topology {

@@ -12,17 +12,11 @@
 //! packets), 60 s.
 
 use super::fattree::WIRE;
-use super::{mean, run_all, Options, Outcome, Repro};
+use super::{mean, run_all, two_links, Options, Outcome, Repro};
 use crate::sweep_charts::{bars, Bars};
 
 fn toml(seed: u64, secs: u32, cc: &str) -> String {
-    let mut t = format!("name = \"bursty-cbr\"\nseed = {seed}\nduration = \"{secs}s\"\n[topology]\nkind = \"graph\"\n");
-    for l in ["top", "bottom"] {
-        t += &format!(
-            "[[topology.link]]\nname = \"{l}\"\nfrom = \"S\"\nto = \"D\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\nqueue = \"1bdp\"\n\
-             [[topology.path]]\nname = \"{l}\"\nlinks = [\"{l}\"]\n"
-        );
-    }
+    let mut t = two_links("bursty-cbr", seed, secs, ["top", "bottom"], "5ms", "1bdp");
     t += &format!("[[flow]]\nname = \"mp\"\ncc = \"{cc}\"\npaths = [\"top\", \"bottom\"]\n");
     t += "[[cross]]\nname = \"cbr\"\npath = \"top\"\nrate = \"10Mbit\"\non = \"10ms\"\noff = \"100ms\"\n";
     t

@@ -10,18 +10,12 @@
 
 use braid_sim::Recorder;
 
-use super::{mean, scenario, Options, Outcome, Repro};
+use super::{mean, scenario, two_links, Options, Outcome, Repro};
 use crate::run::{run_with, RunOptions};
 use crate::sweep_charts::lines;
 
 fn toml(seed: u64, secs: u32, cc: &str) -> String {
-    let mut t = format!("name = \"flappiness\"\nseed = {seed}\nduration = \"{secs}s\"\n[topology]\nkind = \"graph\"\n");
-    for l in ["p1", "p2"] {
-        t += &format!(
-            "[[topology.link]]\nname = \"{l}\"\nfrom = \"S\"\nto = \"D\"\nrate = \"10Mbit\"\ndelay = \"20ms\"\nqueue = \"34p\"\n\
-             [[topology.path]]\nname = \"{l}\"\nlinks = [\"{l}\"]\n"
-        );
-    }
+    let mut t = two_links("flappiness", seed, secs, ["p1", "p2"], "20ms", "34p");
     t += &format!("[[flow]]\nname = \"mp\"\ncc = \"{cc}\"\npaths = [\"p1\", \"p2\"]\n");
     t += "[[flow]]\nname = \"tcp1\"\ncc = \"reno\"\npaths = [\"p1\"]\n[[flow]]\nname = \"tcp2\"\ncc = \"reno\"\npaths = [\"p2\"]\n";
     t

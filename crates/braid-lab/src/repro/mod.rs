@@ -30,6 +30,20 @@ use serde::Serialize;
 use crate::run::{run, RunOptions, Summary};
 use crate::scenario::{parse, Scenario};
 
+/// The head of a graph scenario with two parallel 10 Mbit/s links from `S`
+/// to `D` (one-way `delay`, `queue` each) and a path over each, named as
+/// its link.
+fn two_links(name: &str, seed: u64, secs: u32, links: [&str; 2], delay: &str, queue: &str) -> String {
+    let mut t = format!("name = \"{name}\"\nseed = {seed}\nduration = \"{secs}s\"\n[topology]\nkind = \"graph\"\n");
+    for l in links {
+        t += &format!(
+            "[[topology.link]]\nname = \"{l}\"\nfrom = \"S\"\nto = \"D\"\nrate = \"10Mbit\"\ndelay = \"{delay}\"\nqueue = \"{queue}\"\n\
+             [[topology.path]]\nname = \"{l}\"\nlinks = [\"{l}\"]\n"
+        );
+    }
+    t
+}
+
 /// How to run a reproduction.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Options {

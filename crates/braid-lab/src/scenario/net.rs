@@ -17,7 +17,7 @@ use braid_sim::loss::LossSpec;
 use braid_sim::topology::bcube::{BCube, BCubeParams};
 use braid_sim::topology::ecmp::Ecmp;
 use braid_sim::topology::fattree::{FatTree, FatTreeParams};
-use braid_sim::topology::{LinkParams, Path, RouteError, Topology, CORE_LINK, DEEP_QUEUE};
+use braid_sim::topology::{HostFabric, LinkParams, Path, RouteError, Topology, CORE_LINK, DEEP_QUEUE};
 use braid_sim::trace::DeliveryTrace;
 use braid_sim::traffic::Matrix;
 use braid_sim::{LinkSpec, QueueLimit, Red};

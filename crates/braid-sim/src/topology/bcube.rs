@@ -18,7 +18,7 @@
 
 use braid_proto::Duration;
 
-use super::Topology;
+use super::{HostFabric, Topology};
 use crate::link::{LinkSpec, QueueLimit};
 
 /// A BCube's shape and its links' parameters.
@@ -44,6 +44,16 @@ pub struct BCube {
     up: Vec<Vec<usize>>,
     down: Vec<Vec<usize>>,
     host_nodes: Vec<usize>,
+}
+
+impl HostFabric for BCube {
+    fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    fn host_nodes(&self) -> &[usize] {
+        &self.host_nodes
+    }
 }
 
 impl BCube {
@@ -73,18 +83,6 @@ impl BCube {
             down.push(d);
         }
         Ok(BCube { topology: t, n: p.n, k: p.k, up, down, host_nodes })
-    }
-
-    pub fn hosts(&self) -> usize {
-        self.host_nodes.len()
-    }
-
-    pub fn host_node(&self, h: usize) -> usize {
-        self.host_nodes[h]
-    }
-
-    pub fn switches(&self) -> usize {
-        self.topology.nodes.len() - self.host_nodes.len()
     }
 
     /// Parallel routes between two distinct hosts: k+1.

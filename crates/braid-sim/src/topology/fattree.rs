@@ -22,7 +22,7 @@
 
 use braid_proto::Duration;
 
-use super::Topology;
+use super::{HostFabric, Topology};
 use crate::link::{LinkSpec, QueueLimit};
 
 /// A FatTree's shape and its links' parameters.
@@ -73,6 +73,16 @@ pub struct FatTree {
     agg_down: Vec<Vec<usize>>,
     /// Node index of each host.
     host_nodes: Vec<usize>,
+}
+
+impl HostFabric for FatTree {
+    fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    fn host_nodes(&self) -> &[usize] {
+        &self.host_nodes
+    }
 }
 
 impl FatTree {
@@ -135,20 +145,6 @@ impl FatTree {
             agg_down,
             host_nodes,
         })
-    }
-
-    pub fn hosts(&self) -> usize {
-        self.host_nodes.len()
-    }
-
-    /// Node index of host `h`.
-    pub fn host_node(&self, h: usize) -> usize {
-        self.host_nodes[h]
-    }
-
-    /// Number of switches (ToR, aggregation and core).
-    pub fn switches(&self) -> usize {
-        self.topology.nodes.len() - self.host_nodes.len()
     }
 
     /// The other hosts under `h`'s ToR switch.
