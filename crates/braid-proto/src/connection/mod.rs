@@ -459,14 +459,21 @@ impl Connection {
 
     /// Earliest time [`Connection::handle_timeout`] must be called.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.subflows
-            .iter()
-            .filter(|s| s.is_open())
-            .flat_map(|s| [s.receiver.deadline(), s.rto_deadline()])
-            .flatten()
-            .chain(self.timers.next())
-            .min()
-            .filter(|_| self.error.is_none())
+        if self.error.is_some() {
+            return None;
+        }
+        // Called after every packet: a plain loop, no iterator chain.
+        let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let mut next = self.timers.next();
+        for s in &self.subflows {
+            if s.is_open() {
+                next = earliest(next, earliest(s.receiver.deadline(), s.rto_deadline()));
+            }
+        }
+        next
     }
 
     /// Runs every timer that is due at `now`.

@@ -46,6 +46,10 @@ impl TimerTable {
     }
     /// The earliest deadline set.
     pub(super) fn next(&self) -> Option<Instant> {
-        self.0.iter().flatten().min().copied()
+        let mut next: Option<Instant> = None;
+        for &t in self.0.iter().flatten() {
+            next = Some(next.map_or(t, |n| n.min(t)));
+        }
+        next
     }
 }
