@@ -399,3 +399,18 @@ fn random_scenarios_deliver_every_byte_once() {
     );
     assert!(failures.is_empty(), "{} of {cases} cases failed:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// Cases the long mode found, kept after their fix (add new ones to the list).
+const FOUND: &[u64] = &[
+    // A byte-at-a-time `nodelay` writer under round robin filled a
+    // 160 kbit/s path's two-segment window with a thousand one-byte packets
+    // (the window counted only bytes); the transfer crawled at 50 B/s.
+    62185,
+];
+
+#[test]
+fn cases_found_by_the_long_mode_stay_fixed() {
+    for &case in FOUND {
+        check(case).unwrap_or_else(|why| panic!("{}", failure_report(case, &why)));
+    }
+}

@@ -120,6 +120,9 @@ pub struct Subflow {
     loss_scan_pn: u64,
     largest_acked: Option<u64>,
     bytes_in_flight: u64,
+    /// Data packets (not zero-length probes) in flight: the window also
+    /// limits these, as Linux's window counts packets.
+    packets_in_flight: u64,
     /// Lost data waiting to be re-sent here: (dsn, len).
     pub retransmit: VecDeque<(u64, u32)>,
     /// Recovery lasts until a packet numbered at least this is acknowledged.
@@ -164,6 +167,7 @@ impl Subflow {
             loss_scan_pn: 0,
             largest_acked: None,
             bytes_in_flight: 0,
+            packets_in_flight: 0,
             retransmit: VecDeque::new(),
             recovery_end: None,
             rtt: RttEstimator::new(),
@@ -202,6 +206,10 @@ impl Subflow {
     pub fn bytes_in_flight(&self) -> u64 {
         self.bytes_in_flight
     }
+
+    pub fn packets_in_flight(&self) -> u64 {
+        self.packets_in_flight
+    }
     pub fn in_recovery(&self) -> bool {
         self.recovery_end.is_some()
     }
@@ -238,6 +246,7 @@ impl Subflow {
             app_limited: self.app_limited_until != 0,
         });
         self.bytes_in_flight += u64::from(len);
+        self.packets_in_flight += u64::from(len > 0);
         self.counters.packets_sent += 1;
         self.counters.bytes_sent += u64::from(len);
         // RFC 6298 (5.1): start the timer if it is not running.
@@ -307,6 +316,7 @@ impl Subflow {
         match p.state {
             State::InFlight => {
                 self.bytes_in_flight -= u64::from(p.len);
+                self.packets_in_flight -= u64::from(p.len > 0);
                 out.bytes_acked += u64::from(p.len);
             }
             // Declared lost too early: the retransmission is already queued.
@@ -356,6 +366,7 @@ impl Subflow {
             if p.state == State::InFlight {
                 p.state = State::Lost;
                 self.bytes_in_flight -= u64::from(p.len);
+                self.packets_in_flight -= u64::from(p.len > 0);
                 self.counters.packets_lost += 1;
                 if p.len > 0 {
                     self.retransmit.push_back((p.dsn, p.len));
@@ -443,6 +454,7 @@ impl Subflow {
             }
         }
         self.bytes_in_flight = 0;
+        self.packets_in_flight = 0;
         self.loss_scan_pn = self.next_pn;
         self.pop_resolved();
         self.recovery_end = Some(self.next_pn);
@@ -477,6 +489,7 @@ impl Subflow {
             }
         }
         self.bytes_in_flight = 0;
+        self.packets_in_flight = 0;
         self.rto_deadline = None;
         self.probe_pending = false;
         ranges

@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 
 mod compare;
 mod emulate;
+mod net;
 
 #[derive(Parser)]
 #[command(
@@ -111,6 +112,8 @@ enum Command {
     Repro(repro::Args),
     /// Recommended send and receive buffers for a set of paths (seed 003's models).
     Buffer(buffer::Args),
+    Send(net::send::Args),
+    Recv(net::recv::Args),
 }
 
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -151,6 +154,8 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare::run(args),
         Command::Repro(args) => repro::run(args),
         Command::Buffer(args) => buffer::run(args),
+        Command::Send(args) => net::send::run(args),
+        Command::Recv(args) => net::recv::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

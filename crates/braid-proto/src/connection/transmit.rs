@@ -65,7 +65,8 @@ impl Connection {
 
     pub(super) fn window_space(&self, i: usize, len: u32) -> bool {
         let sf = &self.subflows[i];
-        sf.bytes_in_flight() == 0 || sf.bytes_in_flight() + u64::from(len) <= self.cc.window(i)
+        sf.bytes_in_flight() == 0
+            || crate::sched::window_allows(self.cc.window(i), sf.mss, sf.bytes_in_flight(), sf.packets_in_flight(), len)
     }
 
     /// True when the controller paces subflow `i` and its next slot is
@@ -232,6 +233,7 @@ impl Connection {
                 rttvar: s.rtt.rttvar(),
                 cwnd: self.cc.window(i),
                 bytes_in_flight: s.bytes_in_flight(),
+                packets_in_flight: s.packets_in_flight(),
                 mss: s.mss,
                 backup: s.backup,
                 potentially_failed: s.potentially_failed(),

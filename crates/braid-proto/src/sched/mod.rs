@@ -22,6 +22,17 @@ pub use rr::RoundRobin;
 
 use crate::time::{Duration, Instant};
 
+/// Whether a window of `cwnd` bytes lets a packet of `len` bytes join
+/// `bytes` bytes in `packets` data packets in flight. Braid counts the
+/// window in bytes (RFC 3465) and Linux in packets; both limits apply, so a
+/// window of n segments never holds more than n packets however small they
+/// are (an application writing a byte at a time with `nodelay` would
+/// otherwise have a thousand packets in flight on a two-segment window, and
+/// swamp a slow path). For full-size segments the packet limit never binds.
+pub fn window_allows(cwnd: u64, mss: u32, bytes: u64, packets: u64, len: u32) -> bool {
+    bytes + u64::from(len) <= cwnd && packets < cwnd.div_ceil(u64::from(mss.max(1)))
+}
+
 /// What a scheduler may know about one subflow.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SchedPath {
@@ -29,6 +40,8 @@ pub struct SchedPath {
     pub rttvar: Duration,
     pub cwnd: u64,
     pub bytes_in_flight: u64,
+    /// Data packets in flight (see [`window_allows`]).
+    pub packets_in_flight: u64,
     pub mss: u32,
     pub backup: bool,
     /// After a retransmission timeout, until new data is acknowledged.
@@ -45,7 +58,7 @@ impl SchedPath {
     /// Room for one more full segment under the congestion window, and the
     /// pacer lets it go now.
     pub fn has_window_space(&self) -> bool {
-        !self.paced && self.bytes_in_flight + u64::from(self.mss) <= self.cwnd
+        !self.paced && window_allows(self.cwnd, self.mss, self.bytes_in_flight, self.packets_in_flight, self.mss)
     }
     /// Can carry data at all (open and not suspected dead).
     pub fn usable(&self) -> bool {
@@ -299,6 +312,20 @@ pub fn build(name: &str, settings: &Settings) -> Result<Box<dyn Scheduler>, Sett
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::window_allows;
+
+    #[test]
+    fn the_window_limits_bytes_and_packets() {
+        // Two 1000-byte segments' window: two full packets, or two tiny ones.
+        assert!(window_allows(2000, 1000, 1000, 1, 1000));
+        assert!(!window_allows(2000, 1000, 2000, 2, 1));
+        assert!(window_allows(2000, 1000, 1, 1, 1));
+        assert!(!window_allows(2000, 1000, 2, 2, 1), "a third tiny packet");
+        // A window of 2.5 segments holds three packets if they fit in bytes.
+        assert!(window_allows(2500, 1000, 1000, 2, 500));
+        assert!(!window_allows(2500, 1000, 1000, 2, 1501));
+    }
+
     use super::*;
 
     #[test]

@@ -1,0 +1,118 @@
+//! `braid send` and `braid recv` over loopback (127.0.0.0/8 only): the
+//! JSON lines a script reads, a dead path's error, bad input.
+
+use std::ffi::OsStr;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn braid() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_braid"))
+}
+
+fn json_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect()
+}
+
+/// A free UDP port on loopback (bound, then released).
+fn free_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Runs `braid recv --once --json RECV_ARGS` on a free loopback port, then
+/// `braid send --to THAT --json SEND_ARGS`; both must succeed. Returns
+/// their JSON lines.
+fn transfer(recv_args: &[&OsStr], send_args: &[&OsStr]) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    let listen = format!("127.0.0.1:{}", free_port());
+    let recv = braid()
+        .args(["recv", "--listen", &listen, "--once", "--json", "--idle-timeout", "20s"])
+        .args(recv_args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let send = braid().args(["send", "--to", &listen, "--json"]).args(send_args).output().unwrap();
+    let recv = recv.wait_with_output().unwrap();
+    assert!(send.status.success(), "send failed: {}", String::from_utf8_lossy(&send.stderr));
+    assert!(recv.status.success(), "recv --once did not end cleanly after its connection");
+    (json_lines(&String::from_utf8_lossy(&send.stdout)), json_lines(&String::from_utf8_lossy(&recv.stdout)))
+}
+
+fn os(args: &[&'static str]) -> Vec<&'static OsStr> {
+    args.iter().map(|a| OsStr::new(*a)).collect()
+}
+
+#[test]
+fn send_and_recv_agree_over_two_loopback_subflows() {
+    let (sent, got) = transfer(&[], &os(&["--via", "127.0.0.1,127.0.0.2", "--bytes", "30MB", "--seed", "7"]));
+    let (s, r) = (sent.last().unwrap(), got.last().unwrap());
+    assert_eq!((s["event"].as_str(), r["event"].as_str()), (Some("summary"), Some("summary")));
+    assert_eq!(s["bytes"], 30_000_000);
+    assert_eq!(r["bytes"], 30_000_000);
+    assert_eq!(s["sha256"], r["sha256"], "the same bytes arrived");
+    assert!(s["goodput_mbps"].as_f64().unwrap() > 0.0);
+    let per_subflow: Vec<u64> =
+        r["subflows"].as_array().unwrap().iter().map(|f| f["bytes"].as_u64().unwrap()).collect();
+    assert_eq!(per_subflow.len(), 2);
+    assert_eq!(per_subflow.iter().sum::<u64>(), 30_000_000, "each byte counted once, on the subflow that brought it");
+    assert!(per_subflow.iter().all(|&b| b > 0), "both subflows carried data: {per_subflow:?}");
+    assert!(sent.iter().any(|l| l["event"] == "start" && l["token"].is_string()));
+}
+
+#[test]
+fn a_backup_path_opens_but_stays_idle_while_the_other_works() {
+    let (_, got) = transfer(&[], &os(&["--via", "127.0.0.1", "--backup", "127.0.0.2", "--bytes", "5MB"]));
+    let r = got.last().unwrap();
+    let subflows = r["subflows"].as_array().unwrap();
+    assert_eq!(subflows.len(), 2, "the backup subflow was opened: {subflows:?}");
+    assert_eq!(subflows[0]["bytes"], 5_000_000, "all data on the regular path: {subflows:?}");
+    assert_eq!(subflows[1]["bytes"], 0, "nothing on the backup: {subflows:?}");
+}
+
+#[test]
+fn a_file_arrives_on_disk_byte_for_byte() {
+    let dir = std::env::temp_dir().join(format!("braid-net-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (src, dst) = (dir.join("sent.bin"), dir.join("received.bin"));
+    // Not a multiple of any buffer size, not all the same byte.
+    let data: Vec<u8> = (0..3_000_017u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(&src, &data).unwrap();
+    let file = OsStr::new("--file");
+    let (sent, got) = transfer(&[file, dst.as_os_str()], &[file, src.as_os_str()]);
+    let on_disk = std::fs::read(&dst).unwrap();
+    assert!(on_disk == data, "the file on disk differs ({} of {} bytes)", on_disk.len(), data.len());
+    let (s, r) = (sent.last().unwrap(), got.last().unwrap());
+    assert_eq!(s["sha256"], r["sha256"]);
+    assert_eq!(r["bytes"], data.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_dead_path_ends_with_a_clear_error_after_the_timeout() {
+    let to = format!("127.0.0.1:{}", free_port());
+    let t0 = Instant::now();
+    let out = braid().args(["send", "--to", &to, "--bytes", "1MB", "--timeout", "1s"]).output().unwrap();
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("no usable path"), "{err}");
+    assert!(took < Duration::from_secs(6), "gave up after {took:?}");
+}
+
+#[test]
+fn bad_input_is_named() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["send", "--to", "nowhere", "--bytes", "1"], "--to"),
+        (&["send", "--to", "127.0.0.1", "--bytes", "1", "--via", "no-such-if"], "no-such-if"),
+        (&["send", "--to", "127.0.0.1", "--bytes", "1", "--path-manager", "ndiffports:0"], "ndiffports"),
+        (&["send", "--to", "127.0.0.1", "--bytes", "1", "--scheduler", "fastest"], "--scheduler"),
+        (&["send", "--to", "127.0.0.1", "--file", "/no/such/file"], "/no/such/file"),
+        (&["recv", "--listen", "127.0.0.1:70000"], "--listen"),
+    ];
+    for (args, needle) in cases {
+        let out = braid().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# End-to-end tests of `braid send` / `braid recv` over real packets (issue 11), run by .ci/run as
+# root: the testbed of scripts/testbed.sh with the tbf shaper, two 100 Mbit/s paths (client
+# 198.18.1.2 and 198.18.2.2, server 198.18.0.2), plus an attacker namespace on the router.
+#   1. 200 MB over both paths: SHA-256 equal on both sides, both subflows carry data, goodput at
+#      least 90% of 200 Mbit/s.
+#   2. Path 0 down mid-transfer (its router port, a blackhole) and back up: intact, the sender's
+#      per-second lines show path 0 idle then used again, the receiver's longest stall under 1 s.
+#   3. Both paths down: the sender exits non-zero with a clear error within its --timeout, and
+#      `recv --once` non-zero after its --idle-timeout.
+#   4. Forged joins from a third namespace that knows the connection's token: refused (counted as
+#      invalid, no byte on the forged subflow, no answer larger than the request), transfer intact.
+#   5. 10 concurrent clients to one server: all intact.
+#   6. As 2, with the client's interface for path 0 going down and up instead.
+# Every command runs under `timeout`; the namespaces are removed on exit, also on failure.
+# Skips, saying why, only where the machine cannot do it (not root, no namespaces).
+#
+#   scripts/net-e2e.sh [CASE...]      e.g. scripts/net-e2e.sh 1 3  (default: all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+skip() { echo "net-e2e: SKIPPED: $*"; exit 0; }
+[ "$(id -u)" = 0 ] || skip "not root (network namespaces need root)"
+ip netns add braid-e2e-probe 2>/dev/null || skip "cannot create network namespaces here"
+ip netns del braid-e2e-probe
+command -v python3 >/dev/null || { echo "net-e2e: python3 is needed to read the JSON lines" >&2; exit 1; }
+
+cargo build --release -q -p braid -p braid-net --bins --example forge_join
+braid="$PWD/target/release/braid"
+forge="$PWD/target/release/examples/forge_join"
+export BRAID="$braid"
+
+prefix=bnet
+client="$prefix-client" server="$prefix-server" router="$prefix-router" attacker="$prefix-attacker"
+work="$(mktemp -d)"
+cleanup() {
+  ip netns del "$attacker" 2>/dev/null || true
+  scripts/testbed.sh down --prefix "$prefix"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+scripts/testbed.sh up --shaper tbf --rates 100Mbit,100Mbit --prefix "$prefix" >/dev/null
+
+# The attacker: a namespace on the router, outside both paths (a killed run may have left one).
+ip netns del "$attacker" 2>/dev/null || true
+ip netns add "$attacker"
+ip -n "$attacker" link set lo up
+ip -n "$router" link add name ra type veth peer name att netns "$attacker"
+ip -n "$router" addr add 198.18.9.1/24 dev ra
+ip -n "$router" link set ra up
+ip -n "$attacker" addr add 198.18.9.2/24 dev att
+ip -n "$attacker" link set att up
+ip -n "$attacker" route add default via 198.18.9.1
+
+passed=0
+failed=()
+path() { ip -n "$prefix-link$1" link set lr "$2"; }   # path N up|down, at its router port
+
+# recv NAME ARGS...: a receiver in the background, once it listens.
+recv() {
+  local name=$1
+  shift
+  ip netns exec "$server" timeout 120 "$braid" recv --listen 198.18.0.2 --json "$@" \
+    >"$work/$name.recv" 2>"$work/$name.recv.err" &
+  echo $! >"$work/$name.recv.pid"
+  for _ in $(seq 50); do
+    grep -q '"listening"' "$work/$name.recv" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "net-e2e: the receiver did not start: $(cat "$work/$name.recv.err")" >&2
+  return 1
+}
+
+# send NAME ARGS...: a sender over both paths, in the foreground.
+send() {
+  local name=$1
+  shift
+  ip netns exec "$client" timeout 120 "$braid" send --to 198.18.0.2 --via 198.18.1.2,198.18.2.2 --json "$@" \
+    >"$work/$name.send" 2>"$work/$name.send.err"
+}
+
+# check NAME PYTHON: runs PYTHON with `sent` and `got` (the JSON lines of NAME's sender and
+# receiver) and `same(sent_summary, got_summary)`.
+check() {
+  python3 - "$work" "$1" "$2" <<'PY'
+import json, os, sys
+work, name, code = sys.argv[1:]
+def lines(path):
+    return [json.loads(l) for l in open(path)] if os.path.exists(path) else []
+sent, got = lines(f"{work}/{name}.send"), lines(f"{work}/{name}.recv")
+def summaries(ls):
+    return [l for l in ls if l["event"] == "summary"]
+def same(s, r):
+    assert s["sha256"] == r["sha256"] and s["bytes"] == r["bytes"], f"sent {s['bytes']} B {s['sha256']}, received {r['bytes']} B {r['sha256']}"
+exec(code)
+PY
+}
+
+case_1() {
+  recv c1 --once
+  send c1 --bytes 200MB
+  wait "$(cat "$work/c1.recv.pid")"
+  check c1 '
+s, r = summaries(sent)[-1], summaries(got)[-1]
+same(s, r)
+assert s["bytes"] == 200_000_000
+per = [f["bytes"] for f in r["subflows"]]
+assert len(per) == 2 and min(per) > 0.2 * sum(per), f"bytes per subflow {per}"
+g = r["goodput_mbps"]
+print("  200 MB: goodput %.1f Mbit/s at the receiver (%.1f at the sender), bytes per subflow %s" % (g, s["goodput_mbps"], per))
+assert g >= 180, "goodput %.1f Mbit/s < 90%% of 200" % g
+'
+}
+
+# flap NAME CUT RESTORE: a 150 MB transfer; 2 s in, CUT (a function) takes path 0 away, 3 s later
+# RESTORE brings it back. Intact, path 0 idle while path 1 carries the data then used again,
+# the receiver's longest stall under 1 s.
+flap() {
+  local name=$1 cut=$2 restore=$3
+  recv "$name" --once
+  (sleep 2; "$cut"; sleep 3; "$restore") &
+  local flapper=$!
+  send "$name" --bytes 150MB
+  wait "$flapper"
+  wait "$(cat "$work/$name.recv.pid")"
+  check "$name" '
+s, r = summaries(sent)[-1], summaries(got)[-1]
+same(s, r)
+iv = [l for l in sent if l["event"] == "interval" and len(l["subflows"]) == 2]
+for l in iv:
+    print("  [%5.1fs] sf0 %6.1f  sf1 %6.1f Mbit/s  %s" % (l["t"], l["subflows"][0]["mbps"], l["subflows"][1]["mbps"], l["subflows"][0]["state"]))
+down = [i for i, l in enumerate(iv) if l["subflows"][0]["mbps"] < 1 and l["subflows"][1]["mbps"] > 50]
+assert down, "no second with path 0 idle and path 1 carrying the data"
+assert any(l["subflows"][0]["mbps"] > 10 for l in iv[down[-1] + 1:]), "path 0 not used again after it came back"
+stall = r["max_stall_ms"]
+print("  longest stall %.0f ms" % stall)
+assert stall < 1000, "stall of %.0f ms" % stall
+'
+}
+
+blackhole() { path 0 down; }
+unblackhole() { path 0 up; }
+case_2() { flap c2 blackhole unblackhole; }
+
+case_3() {
+  recv c3 --once --idle-timeout 5s
+  (sleep 1.5; path 0 down; path 1 down; date +%s.%N >"$work/c3.down") &
+  local cut=$! rc=0
+  send c3 --bytes 10GB --timeout 3s || rc=$?
+  local end
+  end="$(date +%s.%N)"
+  wait "$cut"
+  path 0 up
+  path 1 up
+  local recv_rc=0
+  wait "$(cat "$work/c3.recv.pid")" || recv_rc=$?
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || { echo "  send exited with $rc" >&2; return 1; }
+  # The receiver heard nothing more: recv --once ends non-zero after its idle timeout.
+  [ "$recv_rc" != 0 ] && [ "$recv_rc" != 124 ] || { echo "  recv --once exited with $recv_rc" >&2; return 1; }
+  grep -q "timed out" "$work/c3.recv.err" || { echo "  recv: $(cat "$work/c3.recv.err")" >&2; return 1; }
+  grep -q "no usable path" "$work/c3.send.err" || { echo "  unclear error: $(cat "$work/c3.send.err")" >&2; return 1; }
+  python3 -c "import sys; d = $end - $(cat "$work/c3.down"); print(f'  exit {sys.argv[1]} {d:.1f} s after both paths went down: ' + open(sys.argv[2]).read().strip()); assert d < 6, d" \
+    "$rc" "$work/c3.send.err"
+}
+
+case_4() {
+  recv c4 --once
+  send c4 --bytes 100MB &
+  local sender=$! token=""
+  for _ in $(seq 50); do
+    token="$(python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    l = json.loads(l)
+    if l["event"] == "start": print(l["token"])' "$work/c4.send" 2>/dev/null || true)"
+    [ -n "$token" ] && break
+    sleep 0.1
+  done
+  [ -n "$token" ] || { echo "  no token in the sender's output" >&2; return 1; }
+  ip netns exec "$attacker" timeout 30 "$forge" 198.18.0.2:4747 "$token" 50 >"$work/c4.forge"
+  wait "$sender"
+  wait "$(cat "$work/c4.recv.pid")"
+  check c4 '
+s, r = summaries(sent)[-1], summaries(got)[-1]
+same(s, r)
+forge = open(f"{work}/c4.forge").read().strip()
+print("  %s; the receiver counted %d invalid packets" % (forge, r["invalid_packets"]))
+words = forge.split()
+answer, request = int(words[words.index("answer") + 1]), int(words[words.index("request") + 2])
+assert answer <= request, forge
+assert r["invalid_packets"] >= 50, r["invalid_packets"]
+forged = [f for f in r["subflows"] if f["remote"].startswith("198.18.9.")]
+assert all(f["bytes"] == 0 for f in forged), forged
+real = [f for f in r["subflows"] if f not in forged]
+assert sum(f["bytes"] for f in real) == s["bytes"] and all(f["bytes"] > 0 for f in real[:2]), real
+'
+}
+
+case_5() {
+  recv c5
+  local pids=() i
+  for i in $(seq 10); do
+    send "c5-$i" --bytes 10MB --seed "$i" &
+    pids+=($!)
+  done
+  local rc=0
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  sleep 1
+  kill -TERM "$(cat "$work/c5.recv.pid")" 2>/dev/null || true
+  wait "$(cat "$work/c5.recv.pid")" || true
+  [ "$rc" = 0 ] || { echo "  a sender failed: $(cat "$work"/c5-*.send.err)" >&2; return 1; }
+  check c5 '
+sent_sha = sorted(summaries(lines(f"{work}/c5-{i}.send"))[-1]["sha256"] for i in range(1, 11))
+got_sha = sorted(r["sha256"] for r in summaries(got) if r["bytes"] == 10_000_000)
+assert len(set(sent_sha)) == 10, "the seeds give different data"
+assert got_sha == sent_sha, f"{len(got_sha)} of 10 connections intact"
+print(f"  10 connections of 10 MB, all intact")
+'
+}
+
+# The client's interface itself goes down: its routes go with it, so coming back up
+# restores path 0's policy route as the testbed made it.
+if_down() { ip -n "$client" link set emu0 down; }
+if_up() {
+  ip -n "$client" link set emu0 up
+  ip -n "$client" route replace default via 198.18.1.1 dev emu0 table 100
+  ip -n "$client" route replace default via 198.18.1.1 dev emu0
+}
+case_6() { flap c6 if_down if_up; }
+
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(1 2 3 4 5 6)
+for c in "${cases[@]}"; do
+  echo "net-e2e: case $c"
+  if "case_$c"; then
+    passed=$((passed + 1))
+  else
+    failed+=("$c")
+    for f in "$work"/c"$c"*.err; do [ -s "$f" ] && sed "s|^|  $(basename "$f"): |" "$f" >&2; done
+  fi
+done
+echo "net-e2e: $passed passed, ${#failed[@]} failed${failed:+ (cases ${failed[*]})}"
+[ ${#failed[@]} = 0 ]
