@@ -1,0 +1,199 @@
+//! One run of Braid's own UDP transport over the emulated links: the
+//! testbed script builds the namespaces and starts `braid emulate` with the
+//! scenario, `braid recv --once` (this executable) listens in the server
+//! namespace and `braid send --time` sends from every client address for
+//! the run's duration with the run's controller and scheduler. The figures
+//! come from the two ends' JSON lines (docs/net.md): the receiver's bytes
+//! per subflow and goodput (bytes delivered in order, first byte to last),
+//! the sender's smoothed RTT per second and retransmitted packets.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::testbed::{client_addr, client_ns, in_ns, path_of, server_addr, server_ns, Lines, Testbed};
+
+const PORT: u16 = 5302;
+
+/// What Braid reported for one subflow.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Subflow {
+    /// New payload bytes the receiver got on it.
+    pub bytes_received: u64,
+    /// Packets the sender retransmitted on it.
+    pub retransmissions: u64,
+    pub rtos: u64,
+    /// Mean of the sender's once-a-second smoothed RTT.
+    pub srtt_mean_ms: Option<f64>,
+}
+
+/// One second of the connection, per path: the receiver's goodput
+/// (Mbit/s) and the sender's smoothed RTT (ms); seconds since the
+/// connection started.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Samples {
+    pub goodput: Vec<Vec<(f64, f64)>>,
+    pub srtt: Vec<Vec<(f64, f64)>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    /// The receiver's goodput: bytes delivered in order, first byte to last.
+    pub goodput_mbps: f64,
+    pub seconds: f64,
+    /// Per path, in the scenario's order (`None`: no subflow on that path).
+    pub subflows: Vec<Option<Subflow>>,
+    pub samples: Samples,
+}
+
+/// Runs Braid with `cc` and `scheduler` over the scenario's emulated links
+/// for `duration`, one subflow from each of the `paths` client addresses.
+pub fn run(
+    script: &Path,
+    scenario: &Path,
+    seed: u64,
+    (cc, scheduler): (&str, &str),
+    duration: Duration,
+    paths: usize,
+) -> Result<Run, String> {
+    let braid = std::env::current_exe().map_err(|e| format!("cannot find the braid binary: {e}"))?;
+    let braid = braid.to_str().ok_or("the braid binary's path is not UTF-8")?;
+    let _bed = Testbed::up(script, scenario, seed)?;
+    let server = format!("{}:{PORT}", server_addr());
+    let mut recv = Lines::spawn(
+        &mut in_ns(&server_ns(), &[braid, "recv", "--listen", &server, "--once", "--json"]).args(["--cc", cc]),
+        "braid recv",
+    )?;
+    recv.wait_for("\"listening\"", Duration::from_secs(10))?;
+    let via: Vec<String> = (0..paths).map(client_addr).collect();
+    let time = format!("{}ms", duration.as_millis().max(1));
+    let seed = seed.to_string();
+    let send = Lines::spawn(
+        &mut in_ns(&client_ns(), &[braid, "send", "--to", &server, "--via", &via.join(",")]).args([
+            "--time", &time, "--cc", cc, "--scheduler", scheduler, "--seed", &seed, "--json",
+        ]),
+        "braid send",
+    )?;
+    // The sender gives up after 30 s without a working path (its default --timeout).
+    let sent = send.finish(duration + Duration::from_secs(60))?;
+    let received = recv.finish(Duration::from_secs(30))?;
+    summarise(&sent, &received, paths)
+}
+
+/// The JSON lines of `braid send --json` and `braid recv --json` this
+/// module reads (docs/net.md); other events and fields are ignored.
+#[derive(Deserialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+enum Line {
+    Notice {
+        t: f64,
+        what: String,
+    },
+    Interval {
+        t: f64,
+        subflows: Vec<IntervalSubflow>,
+    },
+    Summary(Summary),
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct IntervalSubflow {
+    local: String,
+    remote: String,
+    mbps: f64,
+    rtt_ms: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct TotalSubflow {
+    local: String,
+    remote: String,
+    bytes: u64,
+    retransmissions: u64,
+    rtos: u64,
+}
+
+#[derive(Deserialize)]
+struct Summary {
+    bytes: u64,
+    sha256: String,
+    seconds: f64,
+    goodput_mbps: f64,
+    subflows: Vec<TotalSubflow>,
+}
+
+/// One end's lines: its intervals (t, subflows), the time of its first
+/// "accepted" notice (the receiver's connection start), its summary.
+fn read(text: &str, who: &str) -> Result<(Vec<(f64, Vec<IntervalSubflow>)>, Option<f64>, Summary), String> {
+    let (mut intervals, mut accepted, mut summary) = (vec![], None, None);
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let line: Line = serde_json::from_str(line)
+            .map_err(|e| format!("{who}: cannot read line {} of its JSON output ({e}): {line:?}", n + 1))?;
+        match line {
+            Line::Notice { t, what } if what.ends_with("accepted") => {
+                accepted.get_or_insert(t);
+            }
+            Line::Interval { t, subflows } => intervals.push((t, subflows)),
+            Line::Summary(s) => summary = Some(s),
+            Line::Notice { .. } | Line::Other => {}
+        }
+    }
+    let summary = summary.ok_or_else(|| format!("{who} printed no summary"))?;
+    Ok((intervals, accepted, summary))
+}
+
+/// The path of an address with its port ("198.18.2.2:40000").
+fn path_of_socket(addr: &str, paths: usize) -> Option<usize> {
+    path_of(addr.rsplit_once(':').map_or(addr, |(ip, _)| ip), paths)
+}
+
+/// Condenses the sender's and the receiver's JSON lines per path; an error
+/// if the receiver did not get exactly the bytes sent.
+pub fn summarise(sent: &str, received: &str, paths: usize) -> Result<Run, String> {
+    let (send_intervals, _, send) = read(sent, "braid send")?;
+    let (recv_intervals, accepted, recv) = read(received, "braid recv")?;
+    if (recv.bytes, &recv.sha256) != (send.bytes, &send.sha256) {
+        return Err(format!(
+            "braid recv got {} bytes (sha256 {}) where braid send sent {} (sha256 {})",
+            recv.bytes, recv.sha256, send.bytes, send.sha256
+        ));
+    }
+    let mut subflows: Vec<Option<Subflow>> = vec![None; paths];
+    for s in &recv.subflows {
+        if let Some(p) = path_of_socket(&s.remote, paths) {
+            subflows[p].get_or_insert_with(Subflow::default).bytes_received += s.bytes;
+        }
+    }
+    for s in &send.subflows {
+        if let Some(p) = path_of_socket(&s.local, paths) {
+            let sf = subflows[p].get_or_insert_with(Subflow::default);
+            sf.retransmissions += s.retransmissions;
+            sf.rtos += s.rtos;
+        }
+    }
+    let mut samples = Samples { goodput: vec![vec![]; paths], srtt: vec![vec![]; paths] };
+    let start = accepted.unwrap_or(0.0);
+    for (t, line) in &recv_intervals {
+        for s in line {
+            if let Some(p) = path_of_socket(&s.remote, paths) {
+                samples.goodput[p].push((t - start, s.mbps));
+            }
+        }
+    }
+    for (t, line) in &send_intervals {
+        for s in line {
+            if let (Some(p), Some(rtt)) = (path_of_socket(&s.local, paths), s.rtt_ms) {
+                samples.srtt[p].push((*t, rtt));
+            }
+        }
+    }
+    for (sf, rtts) in subflows.iter_mut().zip(&samples.srtt) {
+        if let Some(sf) = sf {
+            sf.srtt_mean_ms = (!rtts.is_empty()).then(|| rtts.iter().map(|r| r.1).sum::<f64>() / rtts.len() as f64);
+        }
+    }
+    Ok(Run { goodput_mbps: recv.goodput_mbps, seconds: recv.seconds, subflows, samples })
+}
