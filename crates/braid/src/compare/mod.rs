@@ -28,8 +28,9 @@ use serde::Serialize;
     figures come from the kernel: `ss` per subflow every 100 ms, `nstat`, and the iperf3 receiver's\n\
     byte count. Braid's come from its two ends' JSON lines: the receiver's bytes per subflow and\n\
     goodput, the sender's smoothed RTT (once a second) and retransmitted packets.\n\n\
-    With --out DIR: DIR/compare.json and DIR/compare-CC-seedN.svg (goodput and RTT per subflow over\n\
-    time).")]
+    With --out DIR: DIR/compare.json, DIR/compare-CC-seedN.svg (goodput and RTT per subflow over\n\
+    time) and Braid's JSON lines as its two ends printed them (braid-send-CC-seedN.jsonl,\n\
+    braid-recv-CC-seedN.jsonl).")]
 pub struct Args {
     /// Scenario file (TOML).
     file: PathBuf,
@@ -49,7 +50,7 @@ pub struct Args {
     /// per seed on every side, and a summary averages them; default: the scenario's seed.
     #[arg(long, value_delimiter = ',')]
     seeds: Vec<u64>,
-    /// Write compare.json and one compare-CC-seedN.svg per run into this folder.
+    /// Write compare.json, one compare-CC-seedN.svg per run and Braid's JSON lines into this folder.
     #[arg(long)]
     out: Option<PathBuf>,
     /// The testbed script.
@@ -136,7 +137,10 @@ struct Comparison {
 impl Comparison {
     /// The real stacks that ran, named as the tables name them.
     fn reals(&self) -> Vec<(&'static str, &Real)> {
-        [("kernel", &self.kernel), ("braid", &self.braid)].into_iter().filter_map(|(n, r)| Some((n, r.as_ref()?))).collect()
+        [("kernel", &self.kernel), ("braid", &self.braid)]
+            .into_iter()
+            .filter_map(|(n, r)| Some((n, r.as_ref()?)))
+            .collect()
     }
 
     /// Every side, the simulator first.
@@ -294,11 +298,15 @@ fn table(c: &Comparison) -> String {
     );
     out += &format!("{:<10}", "path");
     for unit in ["Mb/s", "%", "srtt ms", "rtx"] {
-        columns(&mut out, names.iter().enumerate().map(|(i, n)| if i == 0 { format!("{n} {unit}") } else { n.to_string() }));
+        columns(
+            &mut out,
+            names.iter().enumerate().map(|(i, n)| if i == 0 { format!("{n} {unit}") } else { n.to_string() }),
+        );
     }
     out += "\n";
     for k in 0..c.sim.subflows.len() {
-        let path = |f: &dyn Fn(&PathFigures) -> String| sides.iter().map(|(_, s)| f(&s.subflows[k])).collect::<Vec<_>>();
+        let path =
+            |f: &dyn Fn(&PathFigures) -> String| sides.iter().map(|(_, s)| f(&s.subflows[k])).collect::<Vec<_>>();
         out += &format!("{:<10}", c.sim.subflows[k].path);
         columns(&mut out, path(&|p| format!("{:.2}", p.goodput_mbps)));
         columns(&mut out, path(&|p| format!("{:.1}", p.share * 100.0)));
@@ -338,13 +346,17 @@ fn summary(runs: &[Comparison]) -> String {
     let mut out = format!("{} cc {} over {} seeds: sim {sim:.1} Mbit/s", runs[0].scenario, runs[0].cc, runs.len());
     for (k, name) in names.iter().enumerate().skip(1) {
         let v: Vec<f64> = runs.iter().map(|c| side(c, k).goodput_mbps).collect();
-        let (lo, hi) = (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+        let (lo, hi) =
+            (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
         let m = v.iter().sum::<f64>() / n;
         out += &format!(", {name} {m:.1} Mbit/s (runs {lo:.1} to {hi:.1}; sim {:+.1}%)", (sim / m - 1.0) * 100.0);
     }
     out += "\n";
     let per_side = |f: &dyn Fn(&PathFigures) -> f64, k: usize, digits: usize| {
-        (0..names.len()).map(|j| format!("{:.digits$}", mean(&|c| f(&side(c, j).subflows[k])))).collect::<Vec<_>>().join(" / ")
+        (0..names.len())
+            .map(|j| format!("{:.digits$}", mean(&|c| f(&side(c, j).subflows[k]))))
+            .collect::<Vec<_>>()
+            .join(" / ")
     };
     for k in 0..runs[0].sim.subflows.len() {
         out += &format!(
@@ -393,7 +405,13 @@ fn compare_one(
         c.kernel_retrans_segs = Some(run.retrans_segs);
     }
     if with.contains(&Contender::Braid) {
-        let run = transport::run(&a.testbed, &a.file, seed, (cc, &scheduler), std_duration, names.len())?;
+        let (run, lines) = transport::run(&a.testbed, &a.file, seed, (cc, &scheduler), std_duration, names.len())?;
+        if let Some(dir) = out {
+            for (end, text) in ["send", "recv"].iter().zip(lines) {
+                let file = dir.join(format!("braid-{end}-{cc}-seed{seed}.jsonl"));
+                std::fs::write(&file, text + "\n").map_err(|e| format!("{}: {e}", file.display()))?;
+            }
+        }
         let (side, p) = braid_side(run, names);
         panels.iter_mut().zip(p).for_each(|(all, p)| all.extend(p));
         c.braid = Some(Real::against(side, &c.sim));
@@ -416,10 +434,18 @@ fn missing_tools<'a>(path: &std::ffi::OsStr, tools: &[&'a str]) -> Vec<&'a str> 
 /// error where the kernel is asked for and cannot run), or by default
 /// Braid, and the kernel where it can, with a note saying why not.
 /// `kernel_missing` names the kernel's tools that are not installed.
-fn contenders(with: &[Contender], cc: &str, kernel_missing: &[&str]) -> Result<(Vec<Contender>, Option<String>), String> {
+fn contenders(
+    with: &[Contender],
+    cc: &str,
+    kernel_missing: &[&str],
+) -> Result<(Vec<Contender>, Option<String>), String> {
     let kernel_cc = KERNEL_CCS.contains(&cc);
     let missing = || {
-        format!("needs {} on PATH ({} missing; apt-get install iperf3 mptcpd)", KERNEL_TOOLS.join(" and "), kernel_missing.join(", "))
+        format!(
+            "needs {} on PATH ({} missing; apt-get install iperf3 mptcpd)",
+            KERNEL_TOOLS.join(" and "),
+            kernel_missing.join(", ")
+        )
     };
     let not_kernel_cc = || format!("upstream Linux has only {KERNEL_CCS:?} of Braid's controllers, not {cc}");
     if !with.is_empty() {
@@ -454,11 +480,7 @@ pub fn run(a: Args) -> Result<(), String> {
         return Err(format!("--cc {bad}: unknown congestion controller; one of {}", known.join(", ")));
     }
     let kernel_missing = missing_tools(&std::env::var_os("PATH").unwrap_or_default(), &KERNEL_TOOLS);
-    let plans = a
-        .cc
-        .iter()
-        .map(|cc| contenders(&a.with, cc, &kernel_missing))
-        .collect::<Result<Vec<_>, _>>()?;
+    let plans = a.cc.iter().map(|cc| contenders(&a.with, cc, &kernel_missing)).collect::<Result<Vec<_>, _>>()?;
     if !a.testbed.is_file() {
         return Err(format!(
             "{}: no testbed script here (run from the repository, or give --testbed)",
@@ -520,5 +542,78 @@ mod tests {
         let text = braid_lab::DEFAULT_SCENARIO.replace(r#"paths = ["L1", "L2"]"#, r#"paths = ["L2"]"#);
         let sc = scenario::parse(&text, "t").unwrap();
         assert!(check_scenario(&sc).unwrap_err().contains("every path"));
+    }
+
+    #[test]
+    fn contenders_default_to_both_and_name_what_is_missing() {
+        use Contender::{Braid, Kernel};
+        assert_eq!(contenders(&[], "cubic", &[]).unwrap(), (vec![Kernel, Braid], None));
+        let (list, note) = contenders(&[], "cubic", &["mptcpize"]).unwrap();
+        assert_eq!(list, vec![Braid]);
+        assert!(note.unwrap().contains("mptcpize missing"));
+        let (list, note) = contenders(&[], "lia", &[]).unwrap();
+        assert_eq!(list, vec![Braid]);
+        assert!(note.unwrap().contains("not lia"));
+        let e = contenders(&[Kernel, Braid], "bbr", &["iperf3", "mptcpize"]).unwrap_err();
+        assert!(e.starts_with("--with kernel: needs iperf3 and mptcpize") && e.contains("apt-get"), "{e}");
+        assert!(contenders(&[Kernel], "olia", &[]).unwrap_err().contains("--with kernel --cc olia"));
+        // Braid alone needs no kernel tools and takes any controller.
+        assert_eq!(contenders(&[Braid], "olia", &["iperf3"]).unwrap(), (vec![Braid], None));
+    }
+
+    #[test]
+    fn tools_are_looked_up_on_the_path() {
+        assert_eq!(missing_tools(std::ffi::OsStr::new(""), &KERNEL_TOOLS), KERNEL_TOOLS);
+        let path = std::env::join_paths(["/nonexistent", "/bin", "/usr/bin"]).unwrap();
+        assert_eq!(missing_tools(&path, &["sh", "no-such-tool-here"]), ["no-such-tool-here"]);
+    }
+
+    fn measured(bytes: u64) -> Option<Measured> {
+        Some(Measured { bytes, srtt_mean_ms: Some(10.0), min_rtt_ms: None, retransmissions: 3 })
+    }
+
+    #[test]
+    fn a_real_side_splits_its_goodput_by_bytes() {
+        let names: Vec<String> = ["L1", "L2", "L3"].map(String::from).to_vec();
+        let side = real_side(&names, 100.0, vec![measured(300), measured(100), None]);
+        let shares: Vec<f64> = side.subflows.iter().map(|p| p.share).collect();
+        assert_eq!(shares, [0.75, 0.25, 0.0]);
+        assert_eq!(side.subflows[0].goodput_mbps, 75.0);
+        assert_eq!((side.subflows[2].retransmissions, side.subflows[2].srtt_mean_ms), (0, None));
+        let sim = real_side(&names, 110.0, vec![measured(200), measured(200), None]);
+        let r = Real::against(side, &sim);
+        assert!((r.aggregate_difference_pct - 10.0).abs() < 1e-9);
+        assert!((r.split_difference_points - 25.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_table_has_a_column_per_side_that_ran() {
+        let names: Vec<String> = ["L1", "L2"].map(String::from).to_vec();
+        let sim = real_side(&names, 110.0, vec![measured(200), measured(200)]);
+        let braid = Real::against(real_side(&names, 100.0, vec![measured(300), measured(100)]), &sim);
+        let mut c = Comparison {
+            scenario: "t".into(),
+            cc: "lia".into(),
+            scheduler: "minrtt".into(),
+            duration_s: 10.0,
+            seed: 1,
+            kernel_release: "6.18".into(),
+            sim,
+            kernel: None,
+            kernel_retrans_segs: None,
+            braid: Some(braid),
+        };
+        let t = table(&c);
+        assert!(t.contains("sim Mb/s    braid") && !t.contains("kernel  "), "{t}");
+        assert!(t.contains("simulator against braid: aggregate +10.0%"), "{t}");
+        c.kernel = c.braid.clone();
+        c.kernel_retrans_segs = Some(7);
+        let t = table(&c);
+        assert!(t.contains("sim Mb/s   kernel    braid") && t.contains("(kernel nstat 7)"), "{t}");
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["braid"]["subflows"][0]["share"], 0.75);
+        assert_eq!(json["braid"]["goodput_mbps"], 100.0);
+        let sum = summary(&[c.clone(), c]);
+        assert!(sum.contains("braid 100.0 Mbit/s (runs 100.0 to 100.0; sim +10.0%)"), "{sum}");
     }
 }
