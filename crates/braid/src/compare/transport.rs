@@ -63,7 +63,7 @@ pub fn run(
     let _bed = Testbed::up(script, scenario, seed)?;
     let server = format!("{}:{PORT}", server_addr());
     let mut recv = Lines::spawn(
-        &mut in_ns(&server_ns(), &[braid, "recv", "--listen", &server, "--once", "--json"]).args(["--cc", cc]),
+        in_ns(&server_ns(), &[braid, "recv", "--listen", &server, "--once", "--json"]).args(["--cc", cc]),
         "braid recv",
     )?;
     recv.wait_for("\"listening\"", Duration::from_secs(10))?;
@@ -71,7 +71,7 @@ pub fn run(
     let time = format!("{}ms", duration.as_millis().max(1));
     let seed = seed.to_string();
     let send = Lines::spawn(
-        &mut in_ns(&client_ns(), &[braid, "send", "--to", &server, "--via", &via.join(",")]).args([
+        in_ns(&client_ns(), &[braid, "send", "--to", &server, "--via", &via.join(",")]).args([
             "--time",
             &time,
             "--cc",
@@ -134,9 +134,16 @@ struct Summary {
     subflows: Vec<TotalSubflow>,
 }
 
-/// One end's lines: its intervals (t, subflows), the time of its first
-/// "accepted" notice (the receiver's connection start), its summary.
-fn read(text: &str, who: &str) -> Result<(Vec<(f64, Vec<IntervalSubflow>)>, Option<f64>, Summary), String> {
+/// What one end printed.
+struct End {
+    /// Seconds since the end started, and the subflows over the second before.
+    intervals: Vec<(f64, Vec<IntervalSubflow>)>,
+    /// When the receiver accepted the connection (its first "accepted" notice).
+    accepted: Option<f64>,
+    summary: Summary,
+}
+
+fn read(text: &str, who: &str) -> Result<End, String> {
     let (mut intervals, mut accepted, mut summary) = (vec![], None, None);
     for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let line: Line = serde_json::from_str(line)
@@ -151,7 +158,7 @@ fn read(text: &str, who: &str) -> Result<(Vec<(f64, Vec<IntervalSubflow>)>, Opti
         }
     }
     let summary = summary.ok_or_else(|| format!("{who} printed no summary"))?;
-    Ok((intervals, accepted, summary))
+    Ok(End { intervals, accepted, summary })
 }
 
 /// The path of an address with its port ("198.18.2.2:40000").
@@ -162,8 +169,8 @@ fn path_of_socket(addr: &str, paths: usize) -> Option<usize> {
 /// Condenses the sender's and the receiver's JSON lines per path; an error
 /// if the receiver did not get exactly the bytes sent.
 pub fn summarise(sent: &str, received: &str, paths: usize) -> Result<Run, String> {
-    let (send_intervals, _, send) = read(sent, "braid send")?;
-    let (recv_intervals, accepted, recv) = read(received, "braid recv")?;
+    let End { intervals: send_intervals, summary: send, .. } = read(sent, "braid send")?;
+    let End { intervals: recv_intervals, accepted, summary: recv } = read(received, "braid recv")?;
     if (recv.bytes, &recv.sha256) != (send.bytes, &send.sha256) {
         return Err(format!(
             "braid recv got {} bytes (sha256 {}) where braid send sent {} (sha256 {})",
