@@ -292,9 +292,14 @@ fn columns(out: &mut String, cells: impl IntoIterator<Item = String>) {
 fn table(c: &Comparison) -> String {
     let sides = c.sides();
     let names: Vec<&str> = sides.iter().map(|s| s.0).collect();
+    let ours = if c.braid.is_some() { "simulator and braid" } else { "simulator" };
+    let kernel = match c.kernel {
+        Some(_) => format!("; kernel {}: default scheduler", c.kernel_release),
+        None => String::new(),
+    };
     let mut out = format!(
-        "{}  cc {}  {:.0} s  seed {}  (simulator and braid: {} scheduler; kernel {}: default scheduler; real stacks over braid emulate)\n\n",
-        c.scenario, c.cc, c.duration_s, c.seed, c.scheduler, c.kernel_release
+        "{}  cc {}  {:.0} s  seed {}  ({ours}: {} scheduler{kernel}; real stacks over braid emulate)\n\n",
+        c.scenario, c.cc, c.duration_s, c.seed, c.scheduler
     );
     out += &format!("{:<10}", "path");
     for unit in ["Mb/s", "%", "srtt ms", "rtx"] {
@@ -604,12 +609,13 @@ mod tests {
             braid: Some(braid),
         };
         let t = table(&c);
-        assert!(t.contains("sim Mb/s    braid") && !t.contains("kernel  "), "{t}");
+        assert!(t.contains("sim Mb/s    braid") && !t.contains("kernel"), "{t}");
         assert!(t.contains("simulator against braid: aggregate +10.0%"), "{t}");
         c.kernel = c.braid.clone();
         c.kernel_retrans_segs = Some(7);
         let t = table(&c);
         assert!(t.contains("sim Mb/s   kernel    braid") && t.contains("(kernel nstat 7)"), "{t}");
+        assert!(t.contains("(simulator and braid: minrtt scheduler; kernel 6.18: default scheduler;"), "{t}");
         let json = serde_json::to_value(&c).unwrap();
         assert_eq!(json["braid"]["subflows"][0]["share"], 0.75);
         assert_eq!(json["braid"]["goodput_mbps"], 100.0);
