@@ -447,7 +447,7 @@ fn contenders(
     let kernel_cc = KERNEL_CCS.contains(&cc);
     let missing = || {
         format!(
-            "needs {} on PATH ({} missing; apt-get install iperf3 mptcpd)",
+            "{} are needed on PATH ({} missing; apt-get install iperf3 mptcpd)",
             KERNEL_TOOLS.join(" and "),
             kernel_missing.join(", ")
         )
@@ -474,7 +474,7 @@ fn contenders(
         None
     };
     let list = if skipped.is_none() { vec![Contender::Kernel, Contender::Braid] } else { vec![Contender::Braid] };
-    Ok((list, skipped.map(|why| format!("cc {cc}: the kernel does not run: it {why}"))))
+    Ok((list, skipped.map(|why| format!("cc {cc}: running without the kernel: {why}"))))
 }
 
 pub fn run(a: Args) -> Result<(), String> {
@@ -560,7 +560,7 @@ mod tests {
         assert_eq!(list, vec![Braid]);
         assert!(note.unwrap().contains("not lia"));
         let e = contenders(&[Kernel, Braid], "bbr", &["iperf3", "mptcpize"]).unwrap_err();
-        assert!(e.starts_with("--with kernel: needs iperf3 and mptcpize") && e.contains("apt-get"), "{e}");
+        assert!(e.starts_with("--with kernel: iperf3 and mptcpize are needed") && e.contains("apt-get"), "{e}");
         assert!(contenders(&[Kernel], "olia", &[]).unwrap_err().contains("--with kernel --cc olia"));
         // Braid alone needs no kernel tools and takes any controller.
         assert_eq!(contenders(&[Braid], "olia", &["iperf3"]).unwrap(), (vec![Braid], None));
