@@ -152,9 +152,10 @@ mod tests {
             rate_bps,
             delay: Duration::from_micros(delay_us),
             queue: QueueLimit::Packets(1000),
-            loss,
+            loss: braid_sim::loss::LossSpec::Bernoulli { p: loss },
             outages: vec![],
             red: None,
+            trace: None,
         };
         Link::new(spec, None, ChaCha8Rng::seed_from_u64(3))
     }

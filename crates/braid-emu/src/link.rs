@@ -126,7 +126,7 @@ impl Link {
     /// `loss` replaces the spec's Bernoulli `loss` (Gilbert–Elliott); the
     /// random stream is seeded per link.
     pub fn new(spec: LinkSpec, loss: Option<LossSpec>, rng: ChaCha8Rng) -> Link {
-        let loss = LossModel::new(loss.unwrap_or(LossSpec::Bernoulli { p: spec.loss }));
+        let loss = LossModel::new(loss.unwrap_or(spec.loss));
         Link {
             spec,
             loss,
@@ -336,9 +336,10 @@ mod tests {
             rate_bps,
             delay: Duration::from_millis(delay_ms),
             queue,
-            loss,
+            loss: LossSpec::Bernoulli { p: loss },
             outages: vec![],
             red: None,
+            trace: None,
         }
     }
 

@@ -1,10 +1,12 @@
 //! Braid's lab: scenario files, runs, summaries and result folders.
 
 pub mod bench;
+pub mod buffer;
 pub mod campaign;
 pub mod estimate;
 pub mod plot;
 pub mod report;
+pub mod repro;
 pub mod run;
 pub mod scenario;
 pub mod scores;

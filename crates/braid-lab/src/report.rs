@@ -73,18 +73,49 @@ pub fn table(s: &Summary) -> String {
             let _ = writeln!(out, "  !! {} corrupted bytes", f.corrupted_bytes);
         }
     }
+    if s.groups.iter().any(|g| g.flows > 1) {
+        let _ = writeln!(
+            out,
+            "\n{:<14} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "group", "flows", "done", "mean Mb/s", "min Mb/s", "FCT ms", "sd ms", "p50 ms", "p99 ms"
+        );
+        let ms = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.1}"));
+        for g in &s.groups {
+            let _ = writeln!(
+                out,
+                "{:<14} {:>6} {:>6} {:>10.2} {:>10.2} {:>10} {:>10} {:>10} {:>10}",
+                g.name,
+                g.flows,
+                g.completed,
+                g.goodput_mbps_mean,
+                g.goodput_mbps_min,
+                ms(g.fct_mean_ms),
+                ms(g.fct_sd_ms),
+                ms(g.fct_p50_ms),
+                ms(g.fct_p99_ms)
+            );
+        }
+    }
+    for c in &s.cross_traffic {
+        let _ = writeln!(
+            out,
+            "\ncross traffic {} on {}: {:.1} Mbit/s when on, {:.2} Mbit/s mean; {} of {} packets delivered",
+            c.name, c.path, c.rate_mbps, c.mean_rate_mbps, c.packets_delivered, c.packets_sent
+        );
+    }
     let _ = writeln!(
         out,
-        "\n{:<14} {:>10} {:>8} {:>10} {:>10} {:>10}",
-        "link", "Mbit/s", "util", "q-drops", "rnd-drops", "down-drops"
+        "\n{:<14} {:>10} {:>8} {:>8} {:>10} {:>10} {:>10}",
+        "link", "Mbit/s", "util", "loss", "q-drops", "rnd-drops", "down-drops"
     );
     for l in s.links.iter().filter(|l| l.bytes_sent > 0 || l.drops_down > 0) {
         let _ = writeln!(
             out,
-            "{:<14} {:>10.0} {:>7.1}% {:>10} {:>10} {:>10}",
+            "{:<14} {:>10.0} {:>7.1}% {:>7.3}% {:>10} {:>10} {:>10}",
             l.name,
             l.rate_mbps,
             l.utilization * 100.0,
+            l.loss_rate * 100.0,
             l.drops_queue + l.drops_early,
             l.drops_random,
             l.drops_down
@@ -120,7 +151,7 @@ pub struct TimeSeriesWriter {
     /// Previous row's time and counter, per subflow and per link, to turn
     /// cumulative counters into per-interval rates.
     prev_subflow: Vec<Option<(Instant, u64)>>,
-    prev_link: Vec<Option<(Instant, Duration)>>,
+    prev_link: Vec<Option<(Instant, Duration, u64, u64)>>,
     plot: PlotData,
     /// The first write error; reported by `finish`.
     error: Option<csv::Error>,
@@ -151,7 +182,7 @@ impl TimeSeriesWriter {
                 "delivered_bytes",
             ],
         )?;
-        let links = open("links.csv", &["time_s", "link", "utilization", "drops", "queue_packets"])?;
+        let links = open("links.csv", &["time_s", "link", "utilization", "drops", "queue_packets", "loss_rate"])?;
         let path_names: Vec<String> = scenario.flow_paths.iter().flatten().cloned().collect();
         Ok(TimeSeriesWriter {
             dir: dir.to_path_buf(),
@@ -235,15 +266,26 @@ impl SampleSink for TimeSeriesWriter {
 
     fn link(&mut self, r: &LinkSample) {
         let l = r.link as usize;
-        let util = match self.prev_link[l] {
-            Some((t0, busy0)) if r.time > t0 => crate::run::utilisation(r.busy - busy0, r.time - t0),
-            _ => 0.0,
+        let (util, loss) = match self.prev_link[l] {
+            Some((t0, busy0, arrivals0, drops0)) if r.time > t0 => {
+                let offered = r.arrivals - arrivals0;
+                let loss = if offered > 0 { (r.drops - drops0) as f64 / offered as f64 } else { 0.0 };
+                (crate::run::utilisation(r.busy - busy0, r.time - t0), loss)
+            }
+            _ => (0.0, 0.0),
         };
-        self.prev_link[l] = Some((r.time, r.busy));
+        self.prev_link[l] = Some((r.time, r.busy, r.arrivals, r.drops));
         let name = std::mem::take(&mut self.link_names[l]);
         self.record(
             Which::Links,
-            &[&time_s(r.time), &name, &format!("{util:.4}"), &r.drops.to_string(), &r.queue_packets.to_string()],
+            &[
+                &time_s(r.time),
+                &name,
+                &format!("{util:.4}"),
+                &r.drops.to_string(),
+                &r.queue_packets.to_string(),
+                &format!("{loss:.6}"),
+            ],
         );
         self.link_names[l] = name;
     }

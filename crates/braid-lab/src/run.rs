@@ -1,11 +1,13 @@
 //! Runs a scenario and condenses it into a [`Summary`], the stable JSON
 //! record documented in `docs/summary-schema.md`.
 
+use std::borrow::Cow;
+
 use braid_proto::{Duration, Instant};
 use braid_sim::{BuildError, FlowSpec, LinkSample, Recorder, SampleSink, Sim, Source, SubflowSample};
 use serde::Serialize;
 
-use crate::scenario::{secs, Scenario};
+use crate::scenario::{secs, FlowGroup, Scenario};
 
 /// Version tag of the summary schema; bump on incompatible changes.
 pub const SUMMARY_SCHEMA: &str = "braid.run.v1";
@@ -19,7 +21,11 @@ pub struct Summary {
     /// was a sized transfer and all completed).
     pub duration_s: f64,
     pub flows: Vec<FlowSummary>,
+    /// One per `[[flow]]` table: its flows' goodput and completion times.
+    pub groups: Vec<GroupSummary>,
     pub links: Vec<LinkSummary>,
+    /// Non-responsive cross traffic (`[[cross]]`).
+    pub cross_traffic: Vec<CrossSummary>,
     /// Simulator events processed (a measure of work, deterministic).
     pub events: u64,
     /// Packets the endpoints sent into the network, data and ACKs.
@@ -89,6 +95,39 @@ pub struct SubflowSummary {
     pub cwnd_mean_bytes: f64,
 }
 
+/// The flows of one `[[flow]]` table together.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct GroupSummary {
+    pub name: String,
+    pub flows: usize,
+    /// Sized flows that delivered every byte.
+    pub completed: usize,
+    pub bytes_delivered: u64,
+    /// Mean, minimum and maximum of the flows' goodput (flows that started).
+    pub goodput_mbps_mean: f64,
+    pub goodput_mbps_min: f64,
+    pub goodput_mbps_max: f64,
+    /// Flow completion times of the completed flows, in ms: mean, standard
+    /// deviation and percentiles (nearest rank); null without any.
+    pub fct_mean_ms: Option<f64>,
+    pub fct_sd_ms: Option<f64>,
+    pub fct_p50_ms: Option<f64>,
+    pub fct_p95_ms: Option<f64>,
+    pub fct_p99_ms: Option<f64>,
+}
+
+/// One source of cross traffic.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CrossSummary {
+    pub name: String,
+    pub path: String,
+    /// Rate while on, and over the run (on and off).
+    pub rate_mbps: f64,
+    pub mean_rate_mbps: f64,
+    pub packets_sent: u64,
+    pub packets_delivered: u64,
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct LinkSummary {
     pub name: String,
@@ -97,6 +136,10 @@ pub struct LinkSummary {
     pub utilization: f64,
     /// Bytes that finished transmitting.
     pub bytes_sent: u64,
+    /// Packets offered to the link, and the fraction of them it dropped
+    /// (for any reason): the loss rate a flow crossing it sees.
+    pub packets_offered: u64,
+    pub loss_rate: f64,
     pub drops_queue: u64,
     /// Early drops by RED (0 on drop-tail links).
     pub drops_early: u64,
@@ -142,7 +185,7 @@ pub fn run_with(
 /// (after every event at the sample instant, and once more at the end).
 #[derive(Debug)]
 pub struct Runner<'a> {
-    scenario: &'a Scenario,
+    scenario: Cow<'a, Scenario>,
     seed: u64,
     sim: Sim,
     stats: SampleStats,
@@ -152,22 +195,36 @@ pub struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
+    /// A run of `scenario`; with a `--seed` of its own, the scenario's
+    /// random traffic is drawn again for that seed.
     pub fn new(scenario: &'a Scenario, opts: RunOptions) -> Result<Self, BuildError> {
         let seed = opts.seed.unwrap_or(scenario.seed);
-        let sim = Sim::new(scenario.topology.clone(), scenario.flows.clone(), seed)?;
+        let scenario = match scenario.reseeded(seed) {
+            Some(s) => Cow::Owned(s),
+            None => Cow::Borrowed(scenario),
+        };
+        let mut sim = Sim::new(scenario.topology.clone(), scenario.flows.clone(), seed)?;
+        for c in &scenario.cross {
+            sim.add_cross_traffic(c.clone())?;
+        }
         Ok(Runner {
-            scenario,
             seed,
             sim,
             stats: SampleStats::new(&scenario.flows),
             end: Instant::ZERO + opts.duration.unwrap_or(scenario.duration),
             next_sample: Instant::ZERO,
             last_sample: None,
+            scenario,
         })
     }
 
     pub fn sim(&self) -> &Sim {
         &self.sim
+    }
+
+    /// The scenario being run (drawn again if the seed asked for it).
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
     }
 
     /// True at the end of the run, or once every flow is a completed sized transfer.
@@ -201,7 +258,7 @@ impl<'a> Runner<'a> {
 
     /// The simulator and the summary of the run so far.
     pub fn finish(self) -> (Sim, Summary) {
-        let summary = summarise(self.scenario, &self.sim, &self.stats, self.seed);
+        let summary = summarise(&self.scenario, &self.sim, &self.stats, self.seed);
         (self.sim, summary)
     }
 }
@@ -287,7 +344,7 @@ fn ms(d: Duration) -> f64 {
 
 fn summarise(scenario: &Scenario, sim: &Sim, stats: &SampleStats, seed: u64) -> Summary {
     let end = sim.now();
-    let flows = sim
+    let flows: Vec<FlowSummary> = sim
         .flows()
         .iter()
         .enumerate()
@@ -345,6 +402,7 @@ fn summarise(scenario: &Scenario, sim: &Sim, stats: &SampleStats, seed: u64) -> 
             }
         })
         .collect();
+    let groups = scenario.groups.iter().map(|g| group(g, &flows, secs(end.as_nanos()))).collect();
     let links = sim
         .links()
         .iter()
@@ -355,6 +413,8 @@ fn summarise(scenario: &Scenario, sim: &Sim, stats: &SampleStats, seed: u64) -> 
                 rate_mbps: l.spec.rate_bps as f64 / 1e6,
                 utilization: utilisation(l.busy_time(end), end - Instant::ZERO),
                 bytes_sent: stats.bytes_sent,
+                packets_offered: stats.arrivals,
+                loss_rate: stats.loss_rate(),
                 drops_queue: stats.drops_queue,
                 drops_early: stats.drops_early,
                 drops_random: stats.drops_random,
@@ -368,9 +428,49 @@ fn summarise(scenario: &Scenario, sim: &Sim, stats: &SampleStats, seed: u64) -> 
         seed,
         duration_s: secs(end.as_nanos()),
         flows,
+        groups,
         links,
+        cross_traffic: sim
+            .cross_traffic()
+            .map(|(c, out)| CrossSummary {
+                name: c.name.clone(),
+                path: scenario.topology.paths[c.path].name.clone(),
+                rate_mbps: c.bits_per_sec as f64 / 1e6,
+                mean_rate_mbps: c.mean_bits_per_sec() / 1e6,
+                packets_sent: out.packets_sent,
+                packets_delivered: out.packets_delivered,
+            })
+            .collect(),
         events: sim.events_run(),
         packets: sim.packets_sent(),
+    }
+}
+
+/// A group's figures from its flows' summaries.
+fn group(g: &FlowGroup, flows: &[FlowSummary], end_s: f64) -> GroupSummary {
+    let members = &flows[g.flows.clone()];
+    let goodputs: Vec<f64> = members.iter().filter(|f| f.start_s < end_s).map(|f| f.goodput_mbps).collect();
+    let (lowest, highest) = goodputs.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &g| (lo.min(g), hi.max(g)));
+    let mut fct: Vec<f64> = members.iter().filter_map(|f| f.completion_time_s).map(|s| s * 1e3).collect();
+    fct.sort_by(f64::total_cmp);
+    let n = fct.len() as f64;
+    let mean = (!fct.is_empty()).then(|| fct.iter().sum::<f64>() / n);
+    let sd = mean.map(|m| (fct.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n).sqrt());
+    // Nearest rank: the smallest value with at least q of the flows at or below it.
+    let pct = |q: f64| (!fct.is_empty()).then(|| fct[((q * n).ceil() as usize).clamp(1, fct.len()) - 1]);
+    GroupSummary {
+        name: g.name.clone(),
+        flows: members.len(),
+        completed: fct.len(),
+        bytes_delivered: members.iter().map(|f| f.bytes_delivered).sum(),
+        goodput_mbps_mean: if goodputs.is_empty() { 0.0 } else { goodputs.iter().sum::<f64>() / goodputs.len() as f64 },
+        goodput_mbps_min: if goodputs.is_empty() { 0.0 } else { lowest },
+        goodput_mbps_max: highest,
+        fct_mean_ms: mean,
+        fct_sd_ms: sd,
+        fct_p50_ms: pct(0.5),
+        fct_p95_ms: pct(0.95),
+        fct_p99_ms: pct(0.99),
     }
 }
 

@@ -222,17 +222,36 @@ pub fn curves(
     series: &[(String, Vec<(f64, f64)>)],
     size: (u32, u32),
 ) -> Result<String, String> {
+    lines(title, x_label, y_label, series, Some(1.05), false, size)
+}
+
+/// Lines, one per series, from x = 0 (or the smallest x) up; the y axis
+/// from 0 to `y_max` (or the largest value, with room); with `markers`, a
+/// dot on every point (sweeps with few points).
+pub fn lines(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+    y_max: Option<f64>,
+    markers: bool,
+    size: (u32, u32),
+) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let right = series.iter().flat_map(|s| s.1.iter().map(|p| p.0)).fold(0.0, f64::max).max(1e-9) * 1.05;
+        let xs = || series.iter().flat_map(|s| s.1.iter().map(|p| p.0));
+        let left = xs().fold(0.0, f64::min);
+        let right = xs().fold(0.0, f64::max).max(left + 1e-9) * 1.05;
+        let top =
+            y_max.unwrap_or_else(|| series.iter().flat_map(|s| s.1.iter().map(|p| p.1)).fold(0.0, f64::max) * 1.1);
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(50)
-            .build_cartesian_2d(0.0..right, 0.0..1.05)
+            .build_cartesian_2d(left..right, 0.0..top.max(1e-9))
             .map_err(err)?;
         chart.configure_mesh().x_desc(x_label).y_desc(y_label).max_light_lines(2).draw().map_err(err)?;
         for (k, (label, points)) in series.iter().enumerate() {
@@ -242,6 +261,9 @@ pub fn curves(
                 .map_err(err)?
                 .label(label.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
+            if markers {
+                chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(err)?;
+            }
         }
         legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present().map_err(err)?;

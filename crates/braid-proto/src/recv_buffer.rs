@@ -389,6 +389,27 @@ mod tests {
         assert!(b.bytes.len() <= 2 * b.ooo.len() + 1, "the deque shrank with the intervals");
     }
 
+    /// Holes filled from the top down: every new interval lands below the
+    /// others, so the bound is kept by forgetting the highest intervals
+    /// (those the sender will re-send last), never the lowest.
+    #[test]
+    fn intervals_arriving_downwards_are_pruned_from_the_top() {
+        let mut b = RecvBuffer::new(64 * 1024);
+        let cap = 64 * 1024 / INTERVAL_COST;
+        // Some data read first, so offsets in the deque start past zero.
+        b.insert(0, 1000, Some(&[1; 1000]));
+        assert_eq!(b.read(&mut [0; 1000]), 1000);
+        for k in (0..2 * cap).rev() {
+            b.insert(1001 + 2 * k, 1, Some(&[7]));
+        }
+        assert_eq!(b.ooo.len() as u64, cap);
+        assert_eq!(b.ooo_bytes(), cap);
+        assert_eq!(b.pruned_bytes(), cap, "the upper half was forgotten");
+        let top = 1000 + 2 * cap;
+        assert_eq!(b.ooo.last_key_value(), Some((&(top - 1), &top)), "the lowest intervals are kept");
+        assert!(b.bytes.len() as u64 <= 2 * cap + 1, "the deque shrank with the intervals");
+    }
+
     proptest::proptest! {
         /// Segments of a random stream arrive in random order, overlapping,
         /// duplicated, the first part synthetic, with reads in between: the

@@ -541,6 +541,26 @@ mod tests {
         assert_eq!(s.rto_deadline(), None, "timer stops with nothing in flight");
     }
 
+    /// draft-cheng-iccrg-delivery-rate-estimation §3.4: packets sent while
+    /// the application had nothing more to send give app-limited samples,
+    /// until the bytes then in flight have been delivered.
+    #[test]
+    fn app_limited_marks_samples_until_the_bubble_is_delivered() {
+        let mut s = Subflow::new(1000, false);
+        s.on_sent(ms(0), 0, 1000, RTO);
+        s.mark_app_limited();
+        s.on_sent(ms(1), 1000, 1000, RTO);
+        let sample = |s: &mut Subflow, at: u64, upto: u64| s.on_ack(ms(at), &ack(upto, &[]), 3, |_| RTO).rate;
+        assert!(!sample(&mut s, 50, 1).expect("rate sample").is_app_limited, "sent before the mark");
+        // Still within the bubble (1000 bytes were in flight at the mark).
+        s.on_sent(ms(50), 2000, 1000, RTO);
+        assert!(sample(&mut s, 51, 2).expect("rate sample").is_app_limited, "sent after the mark");
+        // The bubble is delivered: what is sent now is bandwidth-limited.
+        s.on_sent(ms(52), 3000, 1000, RTO);
+        assert!(sample(&mut s, 100, 3).expect("rate sample").is_app_limited, "sent within the bubble");
+        assert!(!sample(&mut s, 120, 4).expect("rate sample").is_app_limited);
+    }
+
     #[test]
     fn three_later_packets_declare_a_loss_once_per_episode() {
         let mut s = Subflow::new(1000, false);

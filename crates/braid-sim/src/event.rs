@@ -19,6 +19,8 @@ pub enum Event {
     AppWrite { flow: u32 },
     /// A link goes down or comes back.
     LinkState { link: u32, up: bool },
+    /// A cross-traffic source sends its next packet.
+    CrossSend { source: u32 },
 }
 
 /// One queued event, ordered by `key`: the time in nanoseconds in the high

@@ -4,6 +4,7 @@
 //! one seeded random stream per link. Same topology, flows and seed give the
 //! same run, bit for bit.
 
+mod cross;
 mod delay;
 mod event;
 mod link;
@@ -13,7 +14,10 @@ mod payload;
 mod sim;
 mod source;
 pub mod topology;
+pub mod trace;
+pub mod traffic;
 
+pub use cross::{CrossOutcome, CrossTraffic};
 pub use delay::DelayHistogram;
 pub use link::{Link, LinkSpec, LinkStats, QueueLimit, Red};
 pub use metrics::{LinkSample, Recorder, SampleSink, SubflowSample};

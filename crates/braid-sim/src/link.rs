@@ -1,6 +1,8 @@
-//! A unidirectional link: a queue feeding a serialiser of fixed rate, then a
-//! fixed propagation delay. Random loss is drawn when a packet is offered;
-//! a link that is down drops everything offered and flushes its queue.
+//! A unidirectional link: a queue feeding a serialiser of fixed rate (or of
+//! the time-varying capacity of a delivery trace, [`crate::trace`]), then a
+//! fixed propagation delay. Random loss (Bernoulli or Gilbert–Elliott,
+//! [`crate::loss`]) is drawn when a packet is offered; a link that is down
+//! drops everything offered and flushes its queue.
 //!
 //! The queue is drop-tail, optionally with RED in front (Floyd & Jacobson,
 //! "Random Early Detection Gateways for Congestion Avoidance", 1993, with
@@ -14,10 +16,14 @@
 //! packet depends on timing, not on its rate.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use braid_proto::{Duration, Instant};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+
+use crate::loss::{LossModel, LossSpec};
+use crate::trace::{DeliveryTrace, TraceCursor};
 
 /// Drop-tail queue capacity, not counting the packet being serialised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,17 +72,38 @@ pub struct LinkSpec {
     pub rate_bps: u64,
     pub delay: Duration,
     pub queue: QueueLimit,
-    /// Bernoulli loss probability per packet, in [0, 1).
-    pub loss: f64,
+    /// Random loss of offered packets (Bernoulli `p = 0` for none).
+    pub loss: LossSpec,
     /// Intervals `[down, up)` during which the link carries nothing.
     pub outages: Vec<(Instant, Instant)>,
     /// Random early detection in front of the drop-tail limit.
     pub red: Option<Red>,
+    /// Capacity from a delivery trace instead of `rate_bps` (which then
+    /// only describes the link: its mean rate).
+    pub trace: Option<Arc<DeliveryTrace>>,
+}
+
+impl LinkSpec {
+    /// A lossless drop-tail link without outages or trace.
+    pub fn new(name: impl Into<String>, rate_bps: u64, delay: Duration, queue: QueueLimit) -> LinkSpec {
+        LinkSpec {
+            name: name.into(),
+            rate_bps,
+            delay,
+            queue,
+            loss: LossSpec::Bernoulli { p: 0.0 },
+            outages: Vec::new(),
+            red: None,
+            trace: None,
+        }
+    }
 }
 
 /// Counters per link, cumulative from the start of the run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkStats {
+    /// Packets offered to the link (dropped or not).
+    pub arrivals: u64,
     /// Packets and bytes that finished serialising (a packet still being
     /// serialised is not counted yet).
     pub packets_sent: u64,
@@ -88,6 +115,23 @@ pub struct LinkStats {
     pub drops_early: u64,
     pub drops_random: u64,
     pub drops_down: u64,
+}
+
+impl LinkStats {
+    /// Every packet dropped, whatever the reason.
+    pub fn drops(&self) -> u64 {
+        self.drops_queue + self.drops_early + self.drops_random + self.drops_down
+    }
+
+    /// Dropped packets over offered packets (0 when none was offered): the
+    /// loss rate `p` of the link as a congestion controller sees it.
+    pub fn loss_rate(&self) -> f64 {
+        if self.arrivals == 0 {
+            0.0
+        } else {
+            self.drops() as f64 / self.arrivals as f64
+        }
+    }
 }
 
 /// What became of a packet offered to a link.
@@ -135,6 +179,12 @@ pub struct Link<T> {
     free_at: Instant,
     /// RED's average queue length.
     red_avg: f64,
+    /// The loss model's state; `lossy` is false when it can never drop, so
+    /// lossless links skip it.
+    loss: LossModel,
+    lossy: bool,
+    /// Where a trace-driven link is in its trace.
+    trace_at: TraceCursor,
     /// Boxed: it is 320 bytes, used only by lossy and RED links, and inline
     /// it would spread a link's hot fields over twice the cache lines.
     rng: Box<ChaCha8Rng>,
@@ -148,6 +198,9 @@ pub struct Link<T> {
 impl<T> Link<T> {
     pub fn new(spec: LinkSpec, rng: ChaCha8Rng) -> Self {
         Link {
+            loss: LossModel::new(spec.loss),
+            lossy: !spec.loss.is_lossless(),
+            trace_at: TraceCursor::default(),
             spec,
             up: true,
             fifo: VecDeque::new(),
@@ -234,11 +287,12 @@ impl<T> Link<T> {
     /// Offers `packet` of `bytes` wire bytes to the link at `now`.
     #[inline]
     pub fn offer(&mut self, now: Instant, packet: T, bytes: u32) -> Offer<T> {
+        self.stats.arrivals += 1;
         if !self.up {
             self.stats.drops_down += 1;
             return Offer::Dropped(packet);
         }
-        if self.spec.loss > 0.0 && self.rng.gen::<f64>() < self.spec.loss {
+        if self.lossy && self.loss.drops(&mut *self.rng) {
             self.stats.drops_random += 1;
             return Offer::Dropped(packet);
         }
@@ -262,7 +316,10 @@ impl<T> Link<T> {
             self.queue_bytes += u64::from(bytes);
             self.free_at
         };
-        let end = start + self.serialisation_cached(bytes);
+        let (start, end) = match &self.spec.trace {
+            None => (start, start + self.serialisation_cached(bytes)),
+            Some(trace) => trace.schedule(&mut self.trace_at, start, bytes),
+        };
         self.free_at = end;
         self.fifo.push_back(OnLink { packet, bytes, start, end });
         Offer::Accepted { first: self.fifo.len() == 1, arrives: end + self.spec.delay }
@@ -310,15 +367,8 @@ mod tests {
     use rand::SeedableRng;
 
     fn link(queue: QueueLimit, loss: f64) -> Link<u32> {
-        let spec = LinkSpec {
-            name: "l".into(),
-            rate_bps: 8_000_000,
-            delay: Duration::from_millis(1),
-            queue,
-            loss,
-            outages: vec![],
-            red: None,
-        };
+        let mut spec = LinkSpec::new("l", 8_000_000, Duration::from_millis(1), queue);
+        spec.loss = LossSpec::Bernoulli { p: loss };
         Link::new(spec, ChaCha8Rng::seed_from_u64(1))
     }
 
@@ -414,5 +464,47 @@ mod tests {
             l.offer(t, i, 1000);
         }
         assert!(l.stats(t).drops_early > 0, "{:?}", l.stats(t));
+    }
+
+    /// Drops over arrivals counts every reason; Gilbert–Elliott loss on a
+    /// link loses packets in bursts, at its stationary rate.
+    #[test]
+    fn loss_rate_counts_every_drop_and_bursty_loss_comes_in_bursts() {
+        let mut l = link(QueueLimit::Packets(u32::MAX), 0.0);
+        l.spec.loss = LossSpec::GilbertElliott { p: 0.01, r: 0.25, loss_good: 0.0, loss_bad: 1.0 };
+        l = Link::new(l.spec.clone(), ChaCha8Rng::seed_from_u64(4));
+        let (mut lost, mut bursts, mut prev) = (0u32, 0u32, false);
+        for i in 0..200_000 {
+            let dropped = matches!(l.offer(Instant::ZERO, i, 100), Offer::Dropped(_));
+            lost += u32::from(dropped);
+            bursts += u32::from(dropped && !prev);
+            prev = dropped;
+        }
+        let s = l.stats(Instant::ZERO);
+        assert_eq!((s.arrivals, s.drops_random), (200_000, u64::from(lost)));
+        assert!((s.loss_rate() - 0.01 / 0.26).abs() < 0.004, "{}", s.loss_rate());
+        let burst = f64::from(lost) / f64::from(bursts);
+        assert!((burst - 4.0).abs() < 0.4, "mean burst {burst}, 1 / r = 4");
+        let mut full = link(QueueLimit::Packets(1), 0.0);
+        for i in 0..4 {
+            full.offer(Instant::ZERO, i, 1000);
+        }
+        assert_eq!(full.stats(Instant::ZERO).loss_rate(), 0.5, "2 of 4 overflow a 1-packet queue");
+    }
+
+    /// A trace-driven link delivers at its opportunities, not at `rate_bps`.
+    #[test]
+    fn trace_link_follows_its_opportunities() {
+        let mut l = link(QueueLimit::Packets(10), 0.0);
+        l.spec.trace = Some(Arc::new(DeliveryTrace::parse("3\n3\n10\n").unwrap()));
+        let ms = |t: u64| Instant::from_nanos(t * 1_000_000);
+        // Two opportunities at 3 ms, one at 10 ms; then 1 ms of propagation.
+        assert_eq!(l.offer(Instant::ZERO, 0, 1500), accepted(true, 4));
+        assert_eq!(l.offer(Instant::ZERO, 1, 1500), accepted(false, 4));
+        assert_eq!(l.offer(Instant::ZERO, 2, 1500), accepted(false, 11));
+        assert_eq!(l.arrive(ms(4)), 0);
+        // Idle until 12 ms: the next opportunity is at 13 ms (3 ms into the
+        // second period).
+        assert_eq!(l.offer(ms(12), 3, 1500), accepted(false, 14));
     }
 }

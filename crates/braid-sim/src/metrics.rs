@@ -32,6 +32,8 @@ pub struct LinkSample {
     pub bytes_sent: u64,
     /// Time spent serialising, clipped at `time` ([`crate::Link::busy_time`]).
     pub busy: Duration,
+    /// Packets offered to the link, dropped or not.
+    pub arrivals: u64,
     pub drops: u64,
     pub queue_packets: u32,
 }

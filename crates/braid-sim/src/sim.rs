@@ -12,7 +12,8 @@
 //! so a hop costs one event and the event queue holds about one entry per
 //! busy link, not one per packet. Slots and FIFOs are reused, so a run in
 //! steady state does not allocate per packet. Synthetic payloads carry no
-//! bytes.
+//! bytes. Cross-traffic packets ([`CrossTraffic`]) have no slot at all:
+//! their handle names their source instead.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -24,6 +25,7 @@ use braid_proto::{
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::cross::{CrossOutcome, CrossTraffic};
 use crate::delay::DelayHistogram;
 use crate::event::{Event, EventQueue};
 use crate::link::{Link, Offer};
@@ -67,6 +69,8 @@ pub enum BuildError {
         flow: String,
         path: usize,
     },
+    /// A cross-traffic source that can never send (zero rate or packet size).
+    IdleCrossTraffic(String),
     NoSubflows(String),
     TooManySubflows(String),
 }
@@ -80,6 +84,7 @@ impl std::fmt::Display for BuildError {
                 write!(f, "flow `{flow}` uses path {path}, which the topology lacks")
             }
             BuildError::NoSubflows(n) => write!(f, "flow `{n}` has no subflows"),
+            BuildError::IdleCrossTraffic(n) => write!(f, "cross traffic `{n}` has a zero rate or packet size"),
             BuildError::TooManySubflows(n) => write!(f, "flow `{n}` has more than 256 subflows"),
         }
     }
@@ -91,7 +96,8 @@ impl std::error::Error for BuildError {}
 /// which stays in one place from send to delivery, and where it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SimPacket {
-    /// Its slot in `Sim::packets`.
+    /// Its slot in `Sim::packets`, or, with [`CROSS`] set, the index of the
+    /// cross-traffic source that sent it.
     slot: u32,
     /// The link it is on, as an index into `Sim::hops`; the links after it
     /// follow, up to [`END_OF_ROUTE`].
@@ -119,6 +125,20 @@ const UDP_IPV4_OVERHEAD: u32 = 28;
 
 /// Ends each route in `Sim::hops`.
 const END_OF_ROUTE: u32 = u32::MAX;
+
+/// Marks the handle of a cross-traffic packet.
+const CROSS: u32 = 1 << 31;
+
+/// A cross-traffic source in the run.
+#[derive(Debug)]
+struct CrossState {
+    spec: CrossTraffic,
+    /// Where its route starts in `Sim::hops`.
+    route: u32,
+    /// The next packet to send.
+    next: u64,
+    outcome: CrossOutcome,
+}
 
 /// What the event loop needs of a flow, kept together so a packet touches
 /// few cache lines.
@@ -190,6 +210,7 @@ pub struct Sim {
     /// [`END_OF_ROUTE`]: a packet's next hop is the next entry.
     hops: Vec<u32>,
     endpoints: Vec<Endpoint>,
+    cross: Vec<CrossState>,
     flows: Vec<FlowSpec>,
     state: Vec<FlowState>,
     /// Flows that are not completed sized transfers (bulk flows never are).
@@ -227,6 +248,7 @@ impl Sim {
             free_slots: Vec::new(),
             hops: Vec::new(),
             endpoints: Vec::new(),
+            cross: Vec::new(),
             state: flows
                 .iter()
                 .map(|f| FlowState {
@@ -309,6 +331,32 @@ impl Sim {
         self.endpoints.push(Endpoint { conn: rx, flow: f, sender: false, routes: rev, timer_at: None, payload });
         self.events.push(spec.start, Event::FlowStart { flow: sender / 2 });
         Ok(())
+    }
+
+    /// Adds a source of cross traffic along the forward route of one of
+    /// the topology's paths; call before running.
+    pub fn add_cross_traffic(&mut self, spec: CrossTraffic) -> Result<(), BuildError> {
+        let path = self
+            .topology
+            .paths
+            .get(spec.path)
+            .ok_or(BuildError::UnknownPath { flow: spec.name.clone(), path: spec.path })?;
+        if spec.bits_per_sec == 0 || spec.packet_bytes == 0 {
+            return Err(BuildError::IdleCrossTraffic(spec.name));
+        }
+        let forward = path.forward.clone();
+        let route = self.add_route(&forward);
+        let source = self.cross.len() as u32;
+        if let Some(first) = spec.packet_time(0) {
+            self.events.push(first, Event::CrossSend { source });
+        }
+        self.cross.push(CrossState { spec, route, next: 0, outcome: CrossOutcome::default() });
+        Ok(())
+    }
+
+    /// The cross-traffic sources and what became of their packets.
+    pub fn cross_traffic(&self) -> impl Iterator<Item = (&CrossTraffic, CrossOutcome)> {
+        self.cross.iter().map(|c| (&c.spec, c.outcome))
     }
 
     fn add_route(&mut self, links: &[usize]) -> u32 {
@@ -408,7 +456,20 @@ impl Sim {
                 self.pump(2 * f);
             }
             Event::LinkState { link, up } => self.on_link_state(link as usize, up),
+            Event::CrossSend { source } => self.send_cross(source),
         }
+    }
+
+    /// Sends the next packet of a cross-traffic source and schedules the one after.
+    fn send_cross(&mut self, source: u32) {
+        let c = &mut self.cross[source as usize];
+        c.outcome.packets_sent += 1;
+        c.next += 1;
+        let (route, bytes) = (c.route, c.spec.packet_bytes);
+        if let Some(t) = c.spec.packet_time(c.next) {
+            self.events.push(t.max(self.now), Event::CrossSend { source });
+        }
+        self.offer(self.hops[route as usize], SimPacket { slot: CROSS | source, at: route, bytes });
     }
 
     fn on_link_state(&mut self, link: usize, up: bool) {
@@ -419,7 +480,7 @@ impl Sim {
         // Packets still queued are dropped.
         let dropped: Vec<SimPacket> = self.links[link].go_down(self.now).collect();
         for p in dropped {
-            self.release(p);
+            self.discard(p);
         }
     }
 
@@ -437,6 +498,10 @@ impl Sim {
         let next = self.hops[p.at as usize];
         if next != END_OF_ROUTE {
             self.offer(next, p);
+            return;
+        }
+        if p.slot & CROSS != 0 {
+            self.cross[(p.slot & !CROSS) as usize].outcome.packets_delivered += 1;
             return;
         }
         let Parked { packet, to } = self.release(p);
@@ -458,13 +523,18 @@ impl Sim {
         match self.links[link as usize].offer(self.now, p, p.bytes) {
             Offer::Accepted { first: true, arrives } => self.events.push(arrives, Event::Arrive { link }),
             Offer::Accepted { .. } => {}
-            Offer::Dropped(p) => {
-                self.release(p);
-            }
+            Offer::Dropped(p) => self.discard(p),
         }
     }
 
-    /// Takes a packet out of the network (delivered or dropped).
+    /// Drops a packet: frees its slot (cross traffic has none).
+    fn discard(&mut self, p: SimPacket) {
+        if p.slot & CROSS == 0 {
+            self.release(p);
+        }
+    }
+
+    /// Takes a connection's packet out of the network (delivered or dropped).
     fn release(&mut self, p: SimPacket) -> Parked {
         self.free_slots.push(p.slot);
         self.packets[p.slot as usize].take().expect("a packet in the network has a slot")
@@ -625,7 +695,8 @@ impl Sim {
                 link: i as u32,
                 bytes_sent: stats.bytes_sent,
                 busy: l.busy_time(t),
-                drops: stats.drops_queue + stats.drops_early + stats.drops_random + stats.drops_down,
+                arrivals: stats.arrivals,
+                drops: stats.drops(),
                 queue_packets: l.queue_len(t) as u32,
             });
         }

@@ -1,18 +1,54 @@
-//! Topology builders: they produce links and the forward/reverse routes of
-//! named paths. Each subflow of a flow follows one path; its ACKs return on
-//! the path's reverse route. Reverse links mirror forward ones in rate and
-//! delay but are lossless with deep queues, so ACK loss never confounds an
-//! experiment unless a topology asks for it.
+//! Topology builders: they produce links between named nodes and the
+//! forward/reverse routes of named paths. Each subflow of a flow follows
+//! one path; its ACKs return on the path's reverse route. In the two
+//! access topologies (`hybrid-access`, `dumbbell`) reverse links mirror
+//! forward ones in rate and delay but are lossless with deep queues, so ACK
+//! loss never confounds an experiment unless a topology asks for it; in the
+//! data-centre fabrics ([`fattree`], [`bcube`]) every link carries data one
+//! way and ACKs the other, as in a real network.
+
+pub mod bcube;
+pub mod ecmp;
+pub mod fattree;
+
+use std::sync::Arc;
 
 use braid_proto::{Duration, Instant};
 
 use crate::link::{LinkSpec, QueueLimit, Red};
+use crate::loss::LossSpec;
+use crate::trace::DeliveryTrace;
 
-/// Links plus named paths over them.
+/// A data-centre fabric built into a [`Topology`]: hosts numbered from 0,
+/// the other nodes switches.
+pub trait HostFabric {
+    fn topology(&self) -> &Topology;
+    /// Node index of each host, by host number.
+    fn host_nodes(&self) -> &[usize];
+
+    fn hosts(&self) -> usize {
+        self.host_nodes().len()
+    }
+
+    /// Node index of host `h`.
+    fn host_node(&self, h: usize) -> usize {
+        self.host_nodes()[h]
+    }
+
+    fn switches(&self) -> usize {
+        self.topology().nodes.len() - self.host_nodes().len()
+    }
+}
+
+/// Links between nodes, plus named paths over them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Topology {
     pub links: Vec<LinkSpec>,
     pub paths: Vec<Path>,
+    /// Node names (hosts, routers, switches).
+    pub nodes: Vec<String>,
+    /// For each link, the nodes it goes from and to.
+    pub ends: Vec<(usize, usize)>,
 }
 
 /// A route from sender to receiver and back, as link indices.
@@ -31,44 +67,100 @@ pub struct LinkParams {
     /// Round-trip propagation delay contributed by this link, split evenly
     /// between the two directions.
     pub rtt: Duration,
-    pub loss: f64,
+    pub loss: LossSpec,
     pub queue: QueueLimit,
     pub outages: Vec<(Instant, Instant)>,
     pub red: Option<Red>,
+    pub trace: Option<Arc<DeliveryTrace>>,
+}
+
+/// Where a route is broken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RouteError {
+    Empty,
+    /// Link `at` of the route does not start where link `at - 1` ends.
+    Gap {
+        at: usize,
+    },
+    /// The route does not start at `from` or does not end at `to`.
+    WrongEnds,
 }
 
 /// Queue of reverse (ACK) links and of the uncongested core.
-const DEEP_QUEUE: QueueLimit = QueueLimit::Packets(100_000);
+pub const DEEP_QUEUE: QueueLimit = QueueLimit::Packets(100_000);
 
 impl Topology {
-    fn add_link(&mut self, spec: LinkSpec) -> usize {
+    pub fn add_node(&mut self, name: impl Into<String>) -> usize {
+        self.nodes.push(name.into());
+        self.nodes.len() - 1
+    }
+
+    pub fn add_link(&mut self, spec: LinkSpec, from: usize, to: usize) -> usize {
         self.links.push(spec);
+        self.ends.push((from, to));
         self.links.len() - 1
     }
 
-    /// Forward and reverse link for `p`; returns their indices.
-    fn add_duplex(&mut self, p: &LinkParams) -> (usize, usize) {
+    /// Checks that `route` is a walk through the graph from `from` to `to`:
+    /// each link starts where the one before it ends.
+    pub fn check_route(&self, route: &[usize], from: usize, to: usize) -> Result<(), RouteError> {
+        let (first, last) = match (route.first(), route.last()) {
+            (Some(&f), Some(&l)) => (f, l),
+            _ => return Err(RouteError::Empty),
+        };
+        if let Some(at) = (1..route.len()).find(|&i| self.ends[route[i - 1]].1 != self.ends[route[i]].0) {
+            return Err(RouteError::Gap { at });
+        }
+        if self.ends[first].0 != from || self.ends[last].1 != to {
+            return Err(RouteError::WrongEnds);
+        }
+        Ok(())
+    }
+
+    /// Where a path starts and ends (the first link's tail, the last link's head).
+    pub fn path_ends(&self, path: &Path) -> Option<(usize, usize)> {
+        Some((self.ends[*path.forward.first()?].0, self.ends[*path.forward.last()?].1))
+    }
+
+    /// Forward and reverse link for `p` between nodes `a` and `b`; returns
+    /// their indices.
+    fn add_duplex(&mut self, p: &LinkParams, a: usize, b: usize) -> (usize, usize) {
         let one_way = Duration::from_nanos(p.rtt.as_nanos() / 2);
         let back = p.rtt - one_way;
-        let fwd = self.add_link(LinkSpec {
-            name: p.name.clone(),
-            rate_bps: p.rate_bps,
-            delay: one_way,
-            queue: p.queue,
-            loss: p.loss,
-            outages: p.outages.clone(),
-            red: p.red,
-        });
-        let rev = self.add_link(LinkSpec {
-            name: format!("{}-rev", p.name),
-            rate_bps: p.rate_bps,
-            delay: back,
-            queue: DEEP_QUEUE,
-            loss: 0.0,
-            outages: p.outages.clone(),
-            red: None,
-        });
+        let fwd = self.add_link(
+            LinkSpec {
+                name: p.name.clone(),
+                rate_bps: p.rate_bps,
+                delay: one_way,
+                queue: p.queue,
+                loss: p.loss,
+                outages: p.outages.clone(),
+                red: p.red,
+                trace: p.trace.clone(),
+            },
+            a,
+            b,
+        );
+        let mut rev = LinkSpec::new(format!("{}-rev", p.name), p.rate_bps, back, DEEP_QUEUE);
+        rev.outages = p.outages.clone();
+        let rev = self.add_link(rev, b, a);
         (fwd, rev)
+    }
+}
+
+impl LinkParams {
+    /// A lossless drop-tail link without outages.
+    pub fn new(name: impl Into<String>, rate_bps: u64, rtt: Duration, queue: QueueLimit) -> LinkParams {
+        LinkParams {
+            name: name.into(),
+            rate_bps,
+            rtt,
+            loss: LossSpec::Bernoulli { p: 0.0 },
+            queue,
+            outages: vec![],
+            red: None,
+            trace: None,
+        }
     }
 }
 
@@ -82,19 +174,12 @@ pub const CORE_LINK: &str = "core";
 /// named after it.
 pub fn hybrid_access(access: &[LinkParams], core_rate_bps: u64) -> Topology {
     let mut t = Topology::default();
-    let core = LinkParams {
-        name: CORE_LINK.into(),
-        rate_bps: core_rate_bps,
-        rtt: Duration::ZERO,
-        loss: 0.0,
-        queue: DEEP_QUEUE,
-        outages: vec![],
-        red: None,
-    };
-    let (core_fwd, core_rev) = t.add_duplex(&core);
-    for a in access {
-        let (fwd, rev) = t.add_duplex(a);
-        t.paths.push(Path { name: a.name.clone(), forward: vec![fwd, core_fwd], reverse: vec![core_rev, rev] });
+    let (a, r, b) = (t.add_node("A"), t.add_node("R"), t.add_node("B"));
+    let core = LinkParams::new(CORE_LINK, core_rate_bps, Duration::ZERO, DEEP_QUEUE);
+    let (core_fwd, core_rev) = t.add_duplex(&core, r, b);
+    for l in access {
+        let (fwd, rev) = t.add_duplex(l, a, r);
+        t.paths.push(Path { name: l.name.clone(), forward: vec![fwd, core_fwd], reverse: vec![core_rev, rev] });
     }
     t
 }
@@ -105,19 +190,36 @@ pub fn hybrid_access(access: &[LinkParams], core_rate_bps: u64) -> Topology {
 pub fn dumbbell(bottleneck: &LinkParams, paths: &[(String, Duration)]) -> Topology {
     const ACCESS_RATE_BPS: u64 = 10_000_000_000;
     let mut t = Topology::default();
-    let (b_fwd, b_rev) = t.add_duplex(bottleneck);
+    let (left, right) = (t.add_node("left"), t.add_node("right"));
+    let (b_fwd, b_rev) = t.add_duplex(bottleneck, left, right);
     for (name, extra_rtt) in paths {
-        let access = LinkParams {
-            name: format!("{name}-access"),
-            rate_bps: ACCESS_RATE_BPS,
-            rtt: *extra_rtt,
-            loss: 0.0,
-            queue: DEEP_QUEUE,
-            outages: vec![],
-            red: None,
-        };
-        let (fwd, rev) = t.add_duplex(&access);
+        let host = t.add_node(format!("{name}-host"));
+        let access = LinkParams::new(format!("{name}-access"), ACCESS_RATE_BPS, *extra_rtt, DEEP_QUEUE);
+        let (fwd, rev) = t.add_duplex(&access, host, left);
         t.paths.push(Path { name: name.clone(), forward: vec![fwd, b_fwd], reverse: vec![b_rev, rev] });
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builders_give_walks_through_their_graphs() {
+        let l = |n: &str| LinkParams::new(n, 1_000_000, Duration::from_millis(10), QueueLimit::Packets(10));
+        let h = hybrid_access(&[l("L1"), l("L2")], 2_000_000_000);
+        let d = dumbbell(&l("neck"), &[("p0".into(), Duration::ZERO), ("p1".into(), Duration::from_millis(5))]);
+        for t in [h, d] {
+            for p in &t.paths {
+                let (from, to) = t.path_ends(p).unwrap();
+                assert_eq!(t.check_route(&p.forward, from, to), Ok(()), "{}", p.name);
+                assert_eq!(t.check_route(&p.reverse, to, from), Ok(()), "{} reverse", p.name);
+            }
+        }
+        let t = hybrid_access(&[l("L1")], 1);
+        assert_eq!(t.check_route(&[2, 2], 0, 2), Err(RouteError::Gap { at: 1 }));
+        assert_eq!(t.check_route(&[], 0, 2), Err(RouteError::Empty));
+        assert_eq!(t.check_route(&[2, 0], 1, 2), Err(RouteError::WrongEnds));
+    }
 }

@@ -90,7 +90,7 @@ fn describe(t: &Topology) -> String {
             QueueLimit::Bytes(b) => b,
         };
         let delay: f64 = links.iter().map(|l| l.delay.as_millis_f64()).sum();
-        let kept: f64 = links.iter().map(|l| 1.0 - l.loss).product();
+        let kept: f64 = links.iter().map(|l| 1.0 - l.loss.stationary_loss()).product();
         out += &format!("{} {} {} {:.3} {:.6}\n", p.name, neck.rate_bps, queue_bytes, delay, 1.0 - kept);
     }
     out
@@ -138,6 +138,12 @@ fn json(r: &Report) -> String {
 
 pub fn run(a: Args) -> Result<(), String> {
     let sc = scenario::load(&a.file).map_err(|e| e.to_string())?;
+    if let Some(l) = sc.topology.links.iter().find(|l| l.trace.is_some()) {
+        return Err(format!(
+            "{}: link {:?} follows a delivery trace, which the emulator cannot replay yet",
+            sc.file, l.name
+        ));
+    }
     if a.describe {
         crate::emit(&describe(&sc.topology));
         return Ok(());

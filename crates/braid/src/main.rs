@@ -1,5 +1,7 @@
 //! `braid`: run multipath transport experiments in Braid's simulator.
 
+mod buffer;
+mod repro;
 mod sweep;
 
 use std::path::PathBuf;
@@ -100,6 +102,16 @@ enum Command {
     },
     Emulate(emulate::Args),
     Compare(compare::Args),
+    /// Re-run a published experiment of the seeds and print the paper's figures beside Braid's.
+    #[command(
+        long_about = "Re-run a published experiment of the seeds and print the paper's figures beside Braid's,\n\
+        with a tolerance per figure and the paper's conclusions checked one by one; the figures go to\n\
+        results/repro/NAME (or --out). `braid repro --list` names them; docs/reproductions.md records\n\
+        the setups, the measured figures and every difference."
+    )]
+    Repro(repro::Args),
+    /// Recommended send and receive buffers for a set of paths (seed 003's models).
+    Buffer(buffer::Args),
     Send(net::send::Args),
     Recv(net::recv::Args),
 }
@@ -140,6 +152,8 @@ fn main() -> ExitCode {
         Command::Bench { repeat, ack_every, duration, .. } => cmd_bench_series(ack_every, duration, repeat),
         Command::Emulate(args) => emulate::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Repro(args) => repro::run(args),
+        Command::Buffer(args) => buffer::run(args),
         Command::Send(args) => net::send::run(args),
         Command::Recv(args) => net::recv::run(args),
     };

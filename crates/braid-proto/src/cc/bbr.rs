@@ -433,6 +433,45 @@ mod tests {
         assert_eq!(f.update(40, 2.0, 10), 2.0, "everything aged out");
     }
 
+    /// The runners-up are refreshed after a quarter and a half of the
+    /// window without a new second or third best (Linux's minmax), so when
+    /// the best ages out the next estimate is recent.
+    #[test]
+    fn windowed_max_keeps_recent_runners_up() {
+        let mut f = WindowedMax::default();
+        f.update(0, 10.0, 100);
+        f.update(20, 8.0, 100);
+        assert_eq!(f.s[1], (0, 10.0), "within a quarter window the best is also second");
+        f.update(30, 8.0, 100);
+        assert_eq!(f.s[1], (30, 8.0), "past a quarter window: this one is second");
+        f.update(40, 7.0, 100);
+        assert_eq!(f.s[2], (30, 8.0), "within half a window the third stays");
+        f.update(60, 6.0, 100);
+        assert_eq!(f.s[2], (60, 6.0), "past half a window: this one is third");
+        assert_eq!(f.update(101, 1.0, 100), 8.0, "the best aged out: the second takes over");
+        assert_eq!(f.update(131, 1.0, 100), 6.0, "then the third");
+    }
+
+    /// After a timeout the window is one segment and grows back in packet
+    /// conservation, at most to where it was; BBR has no slow-start threshold.
+    #[test]
+    fn a_timeout_restarts_from_one_segment() {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let view = [PathView { active: true, ..Default::default() }];
+        assert_eq!(b.ssthresh(0), u64::MAX);
+        b.on_rto(Instant::ZERO, 0, &view);
+        assert_eq!(b.window(0), 1000);
+        b.on_ack(0, &ack(40, 1000, 1000, 1_250_000.0, 0, 40), &view);
+        assert_eq!(b.window(0), 4000, "one segment plus one acknowledged, at least the floor of four");
+        for k in 2..=7 {
+            b.on_ack(0, &ack(40 * k, 1000, 1000 * k, 1_250_000.0, 1000 * (k - 1), 40), &view);
+        }
+        assert_eq!(b.window(0), 10_000, "conservation ends at the window before the timeout");
+        b.on_ack(0, &ack(320, 1000, 8000, 1_250_000.0, 7000, 40), &view);
+        assert_eq!(b.window(0), 11_000, "then Startup grows it again");
+    }
+
     #[test]
     fn gains_match_the_draft() {
         assert!((STARTUP_GAIN - 2.0 / std::f64::consts::LN_2).abs() < 1e-12);

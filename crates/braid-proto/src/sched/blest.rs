@@ -94,6 +94,12 @@ mod tests {
         // Window 100 kB: room 99 kB: send on the slow subflow.
         let mut b = Blest::default();
         assert_eq!(b.select(&conn(100_000), &[f, s]), Decision::Send(1));
+        // The slow subflow's own segments in flight count against the room:
+        // 5 in flight, room = 77 kB - 1 kB x (5 + 1) = 71 kB < 60 kB x 1.19
+        // (lambda after its first update) = 71.4 kB: wait; at 78 kB, send.
+        let busy = path(50, 5_000);
+        assert_eq!(Blest::default().select(&conn(77_000), &[f, busy]), Decision::Wait);
+        assert_eq!(Blest::default().select(&conn(78_000), &[f, busy]), Decision::Send(1));
     }
 
     #[test]

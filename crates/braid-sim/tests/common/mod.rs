@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use braid_proto::{Config, Duration, Instant};
+use braid_sim::loss::LossSpec;
 use braid_sim::{FlowSpec, LinkParams, QueueLimit, Sim, Topology};
 
 pub const MBIT: u64 = 1_000_000;
@@ -9,15 +10,9 @@ pub const MBIT: u64 = 1_000_000;
 pub fn link(name: &str, mbit: u64, rtt_ms: u64, loss: f64) -> LinkParams {
     // One bandwidth-delay product of queue, at least 20 packets.
     let bdp_packets = (mbit * MBIT * rtt_ms / 1000 / 8 / 1500).max(20) as u32;
-    LinkParams {
-        name: name.into(),
-        rate_bps: mbit * MBIT,
-        rtt: Duration::from_millis(rtt_ms),
-        loss,
-        queue: QueueLimit::Packets(bdp_packets),
-        outages: vec![],
-        red: None,
-    }
+    let mut l = LinkParams::new(name, mbit * MBIT, Duration::from_millis(rtt_ms), QueueLimit::Packets(bdp_packets));
+    l.loss = LossSpec::Bernoulli { p: loss };
+    l
 }
 
 pub fn flow(name: &str, cc: &str, paths: &[usize]) -> FlowSpec {

@@ -1,0 +1,96 @@
+//! Flappiness (seed 001 §3.3, Fig. 5-7; seed 002's symmetric example): a
+//! two-path flow over two equally good paths (each a 10 Mbit/s link shared
+//! with one Reno flow, 40 ms RTT). COUPLED moves its whole window to
+//! whichever path looks less congested and flips back and forth; LIA and
+//! OLIA keep both subflows in use.
+//!
+//! Measured on the windows sampled every 100 ms: the share of path 1,
+//! w1 / (w1 + w2); the time spent at an extreme (share below 0.1 or above
+//! 0.9) and the number of flips from one extreme to the other.
+
+use braid_sim::Recorder;
+
+use super::{mean, scenario, two_links, Options, Outcome, Repro};
+use crate::run::{run_with, RunOptions};
+use crate::sweep_charts::lines;
+
+fn toml(seed: u64, secs: u32, cc: &str) -> String {
+    let mut t = two_links("flappiness", seed, secs, ["p1", "p2"], "20ms", "34p");
+    t += &format!("[[flow]]\nname = \"mp\"\ncc = \"{cc}\"\npaths = [\"p1\", \"p2\"]\n");
+    t += "[[flow]]\nname = \"tcp1\"\ncc = \"reno\"\npaths = [\"p1\"]\n[[flow]]\nname = \"tcp2\"\ncc = \"reno\"\npaths = [\"p2\"]\n";
+    t
+}
+
+/// Path 1's share of the window over time, with its extremes and flips.
+struct Shares {
+    points: Vec<(f64, f64)>,
+    extreme: f64,
+    flips: usize,
+}
+
+fn shares(toml: &str) -> Result<Shares, String> {
+    let s = scenario(toml, "flappiness")?;
+    let mut rec = Recorder::default();
+    run_with(&s, RunOptions::default(), &mut rec, &mut |_| {}).map_err(|e| e.to_string())?;
+    let mine: Vec<_> = rec.subflows.iter().filter(|r| r.flow == 0).collect();
+    let mut points = Vec::new();
+    for pair in mine.chunks(2) {
+        if let [a, b] = pair {
+            let total = (a.cwnd + b.cwnd).max(1) as f64;
+            points.push((a.time.as_nanos() as f64 / 1e9, a.cwnd as f64 / total));
+        }
+    }
+    // Skip the first 5 s (slow start).
+    let steady: Vec<f64> = points.iter().filter(|p| p.0 >= 5.0).map(|p| p.1).collect();
+    let extreme = steady.iter().filter(|&&x| !(0.1..=0.9).contains(&x)).count() as f64 / steady.len().max(1) as f64;
+    let (mut flips, mut side) = (0, 0i8);
+    for &x in &steady {
+        let now = if x > 0.9 {
+            1
+        } else if x < 0.1 {
+            -1
+        } else {
+            0
+        };
+        if now != 0 && side != 0 && now != side {
+            flips += 1;
+        }
+        if now != 0 {
+            side = now;
+        }
+    }
+    Ok(Shares { points, extreme, flips })
+}
+
+pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
+    let seeds = o.seeds(3);
+    let secs = o.pick(120, 60);
+    let ccs = ["coupled", "lia", "olia"];
+    let mut out = Outcome::new(r, &seeds);
+    let mut figs = Vec::new();
+    for cc in ccs {
+        let per: Vec<Shares> = seeds.iter().map(|&s| shares(&toml(s, secs, cc))).collect::<Result<_, _>>()?;
+        out.runs += per.len();
+        let extreme = mean(&per.iter().map(|p| p.extreme).collect::<Vec<_>>());
+        let flips = mean(&per.iter().map(|p| p.flips as f64).collect::<Vec<_>>());
+        out.row(format!("{cc}: time with one path below 10% of the window"), None, 100.0 * extreme, "%", None);
+        out.row(format!("{cc}: flips from one path to the other"), None, flips, "per run", None);
+        figs.push((cc, extreme, flips, per.into_iter().next().map(|p| p.points).unwrap_or_default()));
+    }
+    let (co, li, ol) = (&figs[0], &figs[1], &figs[2]);
+    out.check(
+        "COUPLED flaps: it spends more time at an extreme than LIA and OLIA (over twice as long)",
+        co.1 > 2.0 * li.1 && co.1 > 2.0 * ol.1,
+    );
+    out.check("COUPLED flips between the paths more often than LIA and OLIA", co.2 > li.2 && co.2 > ol.2);
+    out.check("LIA and OLIA keep both paths in use (at an extreme under 20% of the time)", li.1 < 0.2 && ol.1 < 0.2);
+    out.notes.push(format!(
+        "two 10 Mbit/s links with 40 ms RTT and 1-BDP queues, each shared with one Reno flow; windows sampled every 100 ms; {secs} s"
+    ));
+    let series: Vec<(String, Vec<(f64, f64)>)> = figs.iter().map(|f| (f.0.to_uppercase(), f.3.clone())).collect();
+    out.figure(
+        "flappiness.svg",
+        lines("share of the window on path 1", "time (s)", "w1 / (w1 + w2)", &series, Some(1.0), false, (900, 400)),
+    )?;
+    Ok(out)
+}
