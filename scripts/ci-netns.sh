@@ -3,8 +3,8 @@
 #  1. the emulator's accuracy on real packets between network namespaces
 #     (crates/braid-emu/tests/netns.rs: one-way delay under a 1 Gbit/s load in both
 #     directions, rate, loss counts, an outage schedule, unshaped throughput);
-#  2. a short `braid compare` smoke run: the kernel's MPTCP over the emulated testbed
-#     must move data on both paths.
+#  2. a short `braid compare` smoke run: the kernel's MPTCP and Braid's own UDP transport over
+#     the emulated testbed must each move data on both paths.
 # Installs iperf3 and mptcpd (for mptcpize) with apt-get when missing. Skips, saying why,
 # only where the machine cannot do it at all (not root, no TUN device, no namespaces).
 set -euo pipefail
@@ -31,13 +31,14 @@ BRAID_NETNS_TESTS=1 cargo test -p braid-emu --test netns -- --nocapture --test-t
 cargo build --release -q
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-target/release/braid compare scenarios/hybrid-access.toml --cc cubic --duration 5s --out "$out"
+target/release/braid compare scenarios/hybrid-access.toml --cc cubic --with kernel,braid --duration 5s --out "$out"
 python3 - "$out/compare.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))[0]
-shares = [s["share"] for s in c["kernel"]["subflows"]]
-assert c["kernel"]["goodput_mbps"] > 50, c["kernel"]
-assert all(s > 0.02 for s in shares), f"a kernel subflow carried no data: {shares}"
-print(f"ci-netns: kernel MPTCP over the emulator: {c['kernel']['goodput_mbps']:.1f} Mbit/s, shares {shares}")
+for side in ["kernel", "braid"]:
+    shares = [s["share"] for s in c[side]["subflows"]]
+    assert c[side]["goodput_mbps"] > 50, c[side]
+    assert all(s > 0.02 for s in shares), f"a {side} subflow carried no data: {shares}"
+    print(f"ci-netns: {side} over the emulator: {c[side]['goodput_mbps']:.1f} Mbit/s, shares {shares}")
 PY
 echo "ci-netns: 2 passed, 0 failed"

@@ -9,10 +9,11 @@
 //! counter, and iperf3's receiver total for the connection's goodput.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::ss;
+use super::testbed::{client_ns, in_ns, path_of, run_quiet, server_addr, server_ns, Reaped, Testbed};
 
 /// What the kernel reported for one subflow.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -45,90 +46,8 @@ pub struct Run {
     pub samples: Vec<Sample>,
 }
 
-/// The testbed's namespaces for `braid compare`.
-const PREFIX: &str = "braid-cmp";
 const PORT: &str = "5301";
 const SAMPLE_EVERY: Duration = Duration::from_millis(100);
-
-fn client_ns() -> String {
-    format!("{PREFIX}-client")
-}
-fn server_ns() -> String {
-    format!("{PREFIX}-server")
-}
-
-fn run_quiet(cmd: &mut Command, what: &str) -> Result<String, String> {
-    let out = cmd.output().map_err(|e| format!("{what}: cannot run: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{what} failed: {}{}",
-            String::from_utf8_lossy(&out.stderr).trim(),
-            String::from_utf8_lossy(&out.stdout).trim()
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-fn in_ns(ns: &str, args: &[&str]) -> Command {
-    let mut c = Command::new("ip");
-    c.args(["netns", "exec", ns]).args(args);
-    c
-}
-
-/// The testbed, taken down when dropped (also on errors and panics).
-struct Testbed<'a> {
-    script: &'a Path,
-}
-
-impl<'a> Testbed<'a> {
-    fn up(script: &'a Path, scenario: &Path, seed: u64) -> Result<Testbed<'a>, String> {
-        let braid = std::env::current_exe().map_err(|e| format!("cannot find the braid binary: {e}"))?;
-        let seed_arg = format!("--seed={seed}");
-        let mut cmd = Command::new(script);
-        cmd.env("BRAID", &braid).args(["up", "--shaper", "emulator", "--prefix", PREFIX, "--scenario"]);
-        cmd.arg(scenario).args(["--emulate-arg", &seed_arg]);
-        let bed = Testbed { script };
-        run_quiet(&mut cmd, &format!("{} up", script.display()))?;
-        Ok(bed)
-    }
-}
-
-impl Drop for Testbed<'_> {
-    fn drop(&mut self) {
-        let _ = Command::new(self.script)
-            .args(["down", "--prefix", PREFIX])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-}
-
-/// A child process, killed if dropped before it finished.
-struct Reaped(Option<Child>);
-
-impl Reaped {
-    fn spawn(cmd: &mut Command, what: &str) -> Result<Reaped, String> {
-        cmd.spawn().map(|c| Reaped(Some(c))).map_err(|e| format!("cannot start {what}: {e}"))
-    }
-
-    fn running(&mut self) -> Result<bool, String> {
-        let child = self.0.as_mut().expect("not finished");
-        Ok(child.try_wait().map_err(|e| e.to_string())?.is_none())
-    }
-
-    fn finish(mut self) -> Result<std::process::Output, String> {
-        self.0.take().expect("not finished").wait_with_output().map_err(|e| e.to_string())
-    }
-}
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        if let Some(c) = self.0.as_mut() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn retrans_segs(ns: &str) -> Result<u64, String> {
     let text = run_quiet(&mut in_ns(ns, &["nstat", "-s", "-a", "-z", "TcpRetransSegs"]), "nstat")?;
@@ -158,7 +77,7 @@ pub fn run(
     std::thread::sleep(Duration::from_millis(500));
     let retrans_before = retrans_segs(&client)?;
     let secs = duration.as_secs().max(1).to_string();
-    let addr = braid_emu::plan::dotted(braid_emu::plan::SERVER_ADDR);
+    let addr = server_addr();
     let start = Instant::now();
     let mut iperf = Reaped::spawn(
         in_ns(&client, &["mptcpize", "run", "iperf3", "-c", &addr, "-p", PORT, "-t", &secs, "-C", cc, "-J"])
@@ -191,10 +110,6 @@ pub fn run(
     run.seconds = seconds;
     run.retrans_segs = retrans_after.saturating_sub(retrans_before);
     Ok(run)
-}
-
-fn path_of(local: &str, paths: usize) -> Option<usize> {
-    (0..paths).find(|&i| braid_emu::plan::dotted(braid_emu::plan::client_addr(i)) == local)
 }
 
 /// Keeps the data connection (the token that acknowledged the most bytes)

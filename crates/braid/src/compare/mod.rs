@@ -1,9 +1,12 @@
 //! `braid compare`: one multipath scenario in Braid's simulator and, over
-//! the same links emulated for real packets, in the Linux kernel's MPTCP;
-//! per-subflow goodput, RTT and retransmissions side by side, and a figure.
+//! the same links emulated for real packets, in real stacks: the Linux
+//! kernel's MPTCP and Braid's own UDP transport; per-subflow goodput, RTT
+//! and retransmissions side by side, and a figure.
 
 mod kernel;
 mod ss;
+mod testbed;
+mod transport;
 
 use std::path::{Path, PathBuf};
 
@@ -12,32 +15,42 @@ use braid_lab::{scenario, RunOptions, Scenario};
 use braid_proto::Duration;
 use serde::Serialize;
 
-/// Run a scenario in the simulator and in the Linux kernel over the emulator, and compare.
+/// Run a scenario in the simulator and in real stacks over the emulator, and compare.
 #[derive(clap::Args)]
-#[command(long_about = "Run one multipath scenario in Braid's simulator and in the Linux kernel's MPTCP over the\n\
-    same links emulated for real packets (`braid emulate`, through scripts/testbed.sh; root, Linux,\n\
-    with iperf3 and mptcpize from Debian's mptcpd installed), and print per-subflow goodput, smoothed\n\
+#[command(long_about = "Run one multipath scenario in Braid's simulator and, over the same links emulated for\n\
+    real packets (`braid emulate`, through scripts/testbed.sh; root, Linux), in real stacks: the Linux\n\
+    kernel's MPTCP (iperf3 under mptcpize, from Debian's iperf3 and mptcpd) and Braid's own UDP\n\
+    transport (`braid recv` and `braid send` of this executable); print per-subflow goodput, smoothed\n\
     RTT and retransmissions side by side.\n\n\
     The scenario needs one flow over every path of its topology, in order. For each controller of\n\
-    --cc (the kernel's uncoupled ones: cubic, reno, bbr) both sides run it; the kernel uses its\n\
-    default MPTCP scheduler whatever the scenario names. Kernel figures come from the kernel: `ss`\n\
-    per subflow every 100 ms, `nstat`, and the iperf3 receiver's byte count.\n\n\
-    With --out DIR: DIR/compare.json and DIR/compare-CC-seedN.svg (goodput and RTT per subflow over\n\
-    time).")]
+    --cc every side runs it: the simulator and Braid with the scenario's scheduler, the kernel with\n\
+    its default MPTCP scheduler (and only its uncoupled controllers: cubic, reno, bbr). Kernel\n\
+    figures come from the kernel: `ss` per subflow every 100 ms, `nstat`, and the iperf3 receiver's\n\
+    byte count. Braid's come from its two ends' JSON lines: the receiver's bytes per subflow and\n\
+    goodput, the sender's smoothed RTT (once a second) and retransmitted packets.\n\n\
+    With --out DIR: DIR/compare.json, DIR/compare-CC-seedN.svg (goodput and RTT per subflow over\n\
+    time) and Braid's JSON lines as its two ends printed them (braid-send-CC-seedN.jsonl,\n\
+    braid-recv-CC-seedN.jsonl).")]
 pub struct Args {
     /// Scenario file (TOML).
     file: PathBuf,
-    /// Congestion controllers to compare, comma-separated: cubic, reno, bbr.
+    /// Congestion controllers to compare, comma-separated (`braid list` names Braid's; the kernel
+    /// has cubic, reno and bbr).
     #[arg(long, value_delimiter = ',', default_value = "cubic,bbr")]
     cc: Vec<String>,
+    /// Real stacks to run over the emulated links, comma-separated: kernel (Linux MPTCP), braid
+    /// (Braid's UDP transport); default: both, the kernel only where iperf3 and mptcpize are
+    /// installed and it has the controller.
+    #[arg(long, value_delimiter = ',', value_enum)]
+    with: Vec<Contender>,
     /// How long each side runs (whole seconds for iperf3); default: the scenario's `duration`.
     #[arg(long, value_parser = crate::parse_duration)]
     duration: Option<Duration>,
     /// Seeds of the simulator and of the emulated links, comma-separated: each controller runs once
-    /// per seed on both sides, and a summary averages them; default: the scenario's seed.
+    /// per seed on every side, and a summary averages them; default: the scenario's seed.
     #[arg(long, value_delimiter = ',')]
     seeds: Vec<u64>,
-    /// Write compare.json and one compare-CC-seedN.svg per run into this folder.
+    /// Write compare.json, one compare-CC-seedN.svg per run and Braid's JSON lines into this folder.
     #[arg(long)]
     out: Option<PathBuf>,
     /// The testbed script.
@@ -48,8 +61,20 @@ pub struct Args {
     json: bool,
 }
 
+/// A real stack that runs over the emulated links.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Contender {
+    /// The Linux kernel's MPTCP.
+    Kernel,
+    /// Braid's own UDP transport.
+    Braid,
+}
+
 /// Controllers both Braid and upstream Linux have (coupled ones are not upstream).
 const KERNEL_CCS: [&str; 3] = ["cubic", "reno", "bbr"];
+
+/// What the kernel contender needs installed.
+const KERNEL_TOOLS: [&str; 2] = ["iperf3", "mptcpize"];
 
 #[derive(Clone, Debug, Serialize)]
 struct PathFigures {
@@ -68,23 +93,60 @@ struct Side {
     subflows: Vec<PathFigures>,
 }
 
+/// A real stack's figures, and how the simulator's differ from them.
+#[derive(Clone, Debug, Serialize)]
+struct Real {
+    #[serde(flatten)]
+    side: Side,
+    /// Simulator aggregate relative to this stack's, in percent.
+    aggregate_difference_pct: f64,
+    /// Largest difference of a subflow's share, in percentage points.
+    split_difference_points: f64,
+}
+
+impl Real {
+    fn against(side: Side, sim: &Side) -> Real {
+        let split = sim.subflows.iter().zip(&side.subflows).map(|(s, k)| (s.share - k.share).abs() * 100.0);
+        Real {
+            aggregate_difference_pct: (sim.goodput_mbps / side.goodput_mbps.max(1e-9) - 1.0) * 100.0,
+            split_difference_points: split.fold(0.0, f64::max),
+            side,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 struct Comparison {
     scenario: String,
     cc: String,
-    /// The simulator's scheduler (the kernel always uses its default).
-    sim_scheduler: String,
+    /// The simulator's and Braid's scheduler (the kernel always uses its default).
+    scheduler: String,
     duration_s: f64,
     seed: u64,
     kernel_release: String,
     sim: Side,
-    kernel: Side,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kernel: Option<Real>,
     /// The kernel namespace's TcpRetransSegs growth (all sockets).
-    kernel_retrans_segs: u64,
-    /// Simulator aggregate relative to the kernel's, in percent.
-    aggregate_difference_pct: f64,
-    /// Largest difference of a subflow's share, in percentage points.
-    split_difference_points: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kernel_retrans_segs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    braid: Option<Real>,
+}
+
+impl Comparison {
+    /// The real stacks that ran, named as the tables name them.
+    fn reals(&self) -> Vec<(&'static str, &Real)> {
+        [("kernel", &self.kernel), ("braid", &self.braid)]
+            .into_iter()
+            .filter_map(|(n, r)| Some((n, r.as_ref()?)))
+            .collect()
+    }
+
+    /// Every side, the simulator first.
+    fn sides(&self) -> Vec<(&'static str, &Side)> {
+        std::iter::once(("sim", &self.sim)).chain(self.reals().into_iter().map(|(n, r)| (n, &r.side))).collect()
+    }
 }
 
 /// Target of issue 12: aggregate within 10%, split within 15 points.
@@ -130,89 +192,152 @@ fn sim_side(sc: &Scenario, cc: &str, opts: RunOptions) -> Result<(Side, Vec<Vec<
     Ok((Side { goodput_mbps: flow.goodput_mbps, subflows }, panels))
 }
 
-fn kernel_side(run: &kernel::Run, names: &[String]) -> (Side, Vec<Vec<Series>>) {
-    let total: u64 = run.subflows.iter().flatten().map(|s| s.bytes_acked).sum();
+/// One path's figures from a real stack, before shares are known.
+struct Measured {
+    bytes: u64,
+    srtt_mean_ms: Option<f64>,
+    min_rtt_ms: Option<f64>,
+    retransmissions: u64,
+}
+
+/// A real stack's side: each path gets its part of the bytes (a path
+/// without a subflow none) of the connection's goodput.
+fn real_side(names: &[String], goodput_mbps: f64, paths: Vec<Option<Measured>>) -> Side {
+    let total: u64 = paths.iter().flatten().map(|m| m.bytes).sum();
     let subflows = names
         .iter()
-        .zip(&run.subflows)
-        .map(|(path, s)| {
-            let s = s.clone().unwrap_or_default();
-            let share = s.bytes_acked as f64 / total.max(1) as f64;
+        .zip(paths)
+        .map(|(path, m)| {
+            let m = m.unwrap_or(Measured { bytes: 0, srtt_mean_ms: None, min_rtt_ms: None, retransmissions: 0 });
+            let share = m.bytes as f64 / total.max(1) as f64;
             PathFigures {
                 path: path.clone(),
-                goodput_mbps: share * run.goodput_mbps,
+                goodput_mbps: share * goodput_mbps,
                 share,
-                srtt_mean_ms: s.srtt_mean_ms,
-                min_rtt_ms: s.min_rtt_ms,
-                retransmissions: s.retransmissions,
+                srtt_mean_ms: m.srtt_mean_ms,
+                min_rtt_ms: m.min_rtt_ms,
+                retransmissions: m.retransmissions,
             }
         })
         .collect();
-    let mut panels = vec![vec![], vec![]];
-    for (k, path) in names.iter().enumerate() {
+    Side { goodput_mbps, subflows }
+}
+
+/// The figure's two panels for one side: goodput and smoothed RTT per path over time.
+fn panels(side: &str, names: &[String], goodput: Vec<Vec<(f64, f64)>>, srtt: Vec<Vec<(f64, f64)>>) -> Vec<Vec<Series>> {
+    let series = |points: Vec<Vec<(f64, f64)>>| {
+        names.iter().zip(points).map(|(path, points)| Series { label: format!("{side} {path}"), points }).collect()
+    };
+    vec![series(goodput), series(srtt)]
+}
+
+fn kernel_side(run: &kernel::Run, names: &[String]) -> (Side, Vec<Vec<Series>>) {
+    let measured = run
+        .subflows
+        .iter()
+        .map(|s| {
+            s.as_ref().map(|s| Measured {
+                bytes: s.bytes_acked,
+                srtt_mean_ms: s.srtt_mean_ms,
+                min_rtt_ms: s.min_rtt_ms,
+                retransmissions: s.retransmissions,
+            })
+        })
+        .collect();
+    let (mut goodput, mut srtt) = (vec![], vec![]);
+    for k in 0..names.len() {
         let points: Vec<(f64, u64, Option<f64>)> =
             run.samples.iter().filter_map(|s| s.paths[k].map(|(b, r)| (s.t, b, r))).collect();
-        let goodput = points
-            .windows(2)
-            .filter(|w| w[1].0 > w[0].0)
-            .map(|w| (w[1].0, w[1].1.saturating_sub(w[0].1) as f64 * 8.0 / (w[1].0 - w[0].0) / 1e6))
-            .collect();
-        let srtt = points.iter().filter_map(|&(t, _, r)| Some((t, r?))).collect();
-        panels[0].push(Series { label: format!("kernel {path}"), points: goodput });
-        panels[1].push(Series { label: format!("kernel {path}"), points: srtt });
+        goodput.push(
+            points
+                .windows(2)
+                .filter(|w| w[1].0 > w[0].0)
+                .map(|w| (w[1].0, w[1].1.saturating_sub(w[0].1) as f64 * 8.0 / (w[1].0 - w[0].0) / 1e6))
+                .collect(),
+        );
+        srtt.push(points.iter().filter_map(|&(t, _, r)| Some((t, r?))).collect());
     }
-    (Side { goodput_mbps: run.goodput_mbps, subflows }, panels)
+    (real_side(names, run.goodput_mbps, measured), panels("kernel", names, goodput, srtt))
+}
+
+fn braid_side(run: transport::Run, names: &[String]) -> (Side, Vec<Vec<Series>>) {
+    let measured = run
+        .subflows
+        .iter()
+        .map(|s| {
+            s.as_ref().map(|s| Measured {
+                bytes: s.bytes_received,
+                srtt_mean_ms: s.srtt_mean_ms,
+                min_rtt_ms: None,
+                retransmissions: s.retransmissions,
+            })
+        })
+        .collect();
+    let panels = panels("braid", names, run.samples.goodput, run.samples.srtt);
+    (real_side(names, run.goodput_mbps, measured), panels)
 }
 
 fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{v:.1}"))
 }
 
+/// One group of columns (a figure, one column per side) of the table.
+fn columns(out: &mut String, cells: impl IntoIterator<Item = String>) {
+    *out += "  ";
+    for c in cells {
+        *out += &format!(" {c:>8}");
+    }
+}
+
 fn table(c: &Comparison) -> String {
+    let sides = c.sides();
+    let names: Vec<&str> = sides.iter().map(|s| s.0).collect();
+    let ours = if c.braid.is_some() { "simulator and braid" } else { "simulator" };
+    let kernel = match c.kernel {
+        Some(_) => format!("; kernel {}: default scheduler", c.kernel_release),
+        None => String::new(),
+    };
     let mut out = format!(
-        "{}  cc {}  {:.0} s  seed {}  (simulator: {} scheduler; kernel {}: default scheduler, over braid emulate)\n\n",
-        c.scenario, c.cc, c.duration_s, c.seed, c.sim_scheduler, c.kernel_release
+        "{}  cc {}  {:.0} s  seed {}  ({ours}: {} scheduler{kernel}; real stacks over braid emulate)\n\n",
+        c.scenario, c.cc, c.duration_s, c.seed, c.scheduler
     );
-    out += &format!(
-        "{:<10} {:>9} {:>9}   {:>7} {:>7}   {:>8} {:>8}   {:>7} {:>7}\n",
-        "path", "sim Mb/s", "kernel", "sim %", "kernel", "sim srtt", "kernel", "sim rtx", "kernel"
-    );
-    for (s, k) in c.sim.subflows.iter().zip(&c.kernel.subflows) {
-        out += &format!(
-            "{:<10} {:>9.2} {:>9.2}   {:>7.1} {:>7.1}   {:>8} {:>8}   {:>7} {:>7}\n",
-            s.path,
-            s.goodput_mbps,
-            k.goodput_mbps,
-            s.share * 100.0,
-            k.share * 100.0,
-            opt(s.srtt_mean_ms),
-            opt(k.srtt_mean_ms),
-            s.retransmissions,
-            k.retransmissions
+    out += &format!("{:<10}", "path");
+    for unit in ["Mb/s", "%", "srtt ms", "rtx"] {
+        columns(
+            &mut out,
+            names.iter().enumerate().map(|(i, n)| if i == 0 { format!("{n} {unit}") } else { n.to_string() }),
         );
     }
-    let sum = |side: &Side| side.subflows.iter().map(|s| s.retransmissions).sum::<u64>();
-    out += &format!(
-        "{:<10} {:>9.2} {:>9.2}   {:>7} {:>7}   {:>8} {:>8}   {:>7} {:>7}  (nstat {})\n",
-        "total",
-        c.sim.goodput_mbps,
-        c.kernel.goodput_mbps,
-        "",
-        "",
-        "",
-        "",
-        sum(&c.sim),
-        sum(&c.kernel),
-        c.kernel_retrans_segs
-    );
+    out += "\n";
+    for k in 0..c.sim.subflows.len() {
+        let path =
+            |f: &dyn Fn(&PathFigures) -> String| sides.iter().map(|(_, s)| f(&s.subflows[k])).collect::<Vec<_>>();
+        out += &format!("{:<10}", c.sim.subflows[k].path);
+        columns(&mut out, path(&|p| format!("{:.2}", p.goodput_mbps)));
+        columns(&mut out, path(&|p| format!("{:.1}", p.share * 100.0)));
+        columns(&mut out, path(&|p| opt(p.srtt_mean_ms)));
+        columns(&mut out, path(&|p| p.retransmissions.to_string()));
+        out += "\n";
+    }
+    out += &format!("{:<10}", "total");
+    columns(&mut out, sides.iter().map(|(_, s)| format!("{:.2}", s.goodput_mbps)));
+    columns(&mut out, sides.iter().map(|_| String::new()));
+    columns(&mut out, sides.iter().map(|_| String::new()));
+    columns(&mut out, sides.iter().map(|(_, s)| s.subflows.iter().map(|p| p.retransmissions).sum::<u64>().to_string()));
+    if let Some(n) = c.kernel_retrans_segs {
+        out += &format!("  (kernel nstat {n})");
+    }
+    out += "\n";
     let verdict = |ok: bool| if ok { "within target" } else { "OUTSIDE target" };
-    out += &format!(
-        "aggregate {:+.1}% ({} of {AGGREGATE_TARGET_PCT}%), largest split difference {:.1} points ({} of {SPLIT_TARGET_POINTS})\n",
-        c.aggregate_difference_pct,
-        verdict(c.aggregate_difference_pct.abs() <= AGGREGATE_TARGET_PCT),
-        c.split_difference_points,
-        verdict(c.split_difference_points <= SPLIT_TARGET_POINTS)
-    );
+    for (name, r) in c.reals() {
+        out += &format!(
+            "simulator against {name}: aggregate {:+.1}% ({} of {AGGREGATE_TARGET_PCT}%), largest split difference {:.1} points ({} of {SPLIT_TARGET_POINTS})\n",
+            r.aggregate_difference_pct,
+            verdict(r.aggregate_difference_pct.abs() <= AGGREGATE_TARGET_PCT),
+            r.split_difference_points,
+            verdict(r.split_difference_points <= SPLIT_TARGET_POINTS)
+        );
+    }
     out
 }
 
@@ -220,30 +345,32 @@ fn table(c: &Comparison) -> String {
 fn summary(runs: &[Comparison]) -> String {
     let n = runs.len() as f64;
     let mean = |f: &dyn Fn(&Comparison) -> f64| runs.iter().map(f).sum::<f64>() / n;
-    let range = |f: &dyn Fn(&Comparison) -> f64| {
-        let v: Vec<f64> = runs.iter().map(f).collect();
-        (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+    let side = |c: &Comparison, k: usize| c.sides()[k].1.clone();
+    let names: Vec<&str> = runs[0].sides().iter().map(|s| s.0).collect();
+    let sim = mean(&|c| c.sim.goodput_mbps);
+    let mut out = format!("{} cc {} over {} seeds: sim {sim:.1} Mbit/s", runs[0].scenario, runs[0].cc, runs.len());
+    for (k, name) in names.iter().enumerate().skip(1) {
+        let v: Vec<f64> = runs.iter().map(|c| side(c, k).goodput_mbps).collect();
+        let (lo, hi) =
+            (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+        let m = v.iter().sum::<f64>() / n;
+        out += &format!(", {name} {m:.1} Mbit/s (runs {lo:.1} to {hi:.1}; sim {:+.1}%)", (sim / m - 1.0) * 100.0);
+    }
+    out += "\n";
+    let per_side = |f: &dyn Fn(&PathFigures) -> f64, k: usize, digits: usize| {
+        (0..names.len())
+            .map(|j| format!("{:.digits$}", mean(&|c| f(&side(c, j).subflows[k]))))
+            .collect::<Vec<_>>()
+            .join(" / ")
     };
-    let (lo, hi) = range(&|c| c.kernel.goodput_mbps);
-    let mut out = format!(
-        "{} cc {} over {} seeds: simulator {:.1} Mbit/s, kernel {:.1} Mbit/s (runs {lo:.1} to {hi:.1}); aggregate {:+.1}%\n",
-        runs[0].scenario,
-        runs[0].cc,
-        runs.len(),
-        mean(&|c| c.sim.goodput_mbps),
-        mean(&|c| c.kernel.goodput_mbps),
-        (mean(&|c| c.sim.goodput_mbps) / mean(&|c| c.kernel.goodput_mbps) - 1.0) * 100.0,
-    );
     for k in 0..runs[0].sim.subflows.len() {
         out += &format!(
-            "  {}: share simulator {:.1}%, kernel {:.1}%; srtt {:.1} / {:.1} ms; retransmissions {:.0} / {:.0}\n",
+            "  {} ({}): share % {}; srtt ms {}; retransmissions {}\n",
             runs[0].sim.subflows[k].path,
-            mean(&|c| c.sim.subflows[k].share) * 100.0,
-            mean(&|c| c.kernel.subflows[k].share) * 100.0,
-            mean(&|c| c.sim.subflows[k].srtt_mean_ms.unwrap_or(0.0)),
-            mean(&|c| c.kernel.subflows[k].srtt_mean_ms.unwrap_or(0.0)),
-            mean(&|c| c.sim.subflows[k].retransmissions as f64),
-            mean(&|c| c.kernel.subflows[k].retransmissions as f64),
+            names.join(" / "),
+            per_side(&|p| p.share * 100.0, k, 1),
+            per_side(&|p| p.srtt_mean_ms.unwrap_or(0.0), k, 1),
+            per_side(&|p| p.retransmissions as f64, k, 0),
         );
     }
     out + "\n"
@@ -253,34 +380,47 @@ fn compare_one(
     a: &Args,
     sc: &Scenario,
     names: &[String],
-    (cc, seed): (&str, u64),
+    (cc, seed, with): (&str, u64, &[Contender]),
     out: Option<&Path>,
 ) -> Result<Comparison, String> {
     let duration = a.duration.unwrap_or(sc.duration);
     let (sim, mut panels) = sim_side(sc, cc, RunOptions { seed: Some(seed), duration: Some(duration) })?;
     let std_duration = std::time::Duration::from_nanos(duration.as_nanos());
-    let run = kernel::run(&a.testbed, &a.file, seed, cc, std_duration, names.len())?;
-    if let Some(used) = run.subflows.iter().flatten().find(|s| s.cc != cc) {
-        return Err(format!("the kernel ran {} instead of {cc}", used.cc));
-    }
-    let (kernel, kernel_panels) = kernel_side(&run, names);
-    for (p, k) in panels.iter_mut().zip(kernel_panels) {
-        p.extend(k);
-    }
-    let split = sim.subflows.iter().zip(&kernel.subflows).map(|(s, k)| (s.share - k.share).abs() * 100.0);
-    let c = Comparison {
+    let scheduler = sc.flows[0].scheduler.clone();
+    let mut c = Comparison {
         scenario: sc.name.clone(),
         cc: cc.to_string(),
-        sim_scheduler: sc.flows[0].scheduler.clone(),
+        scheduler: scheduler.clone(),
         duration_s: duration.as_secs_f64(),
         seed,
         kernel_release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
-        aggregate_difference_pct: (sim.goodput_mbps / kernel.goodput_mbps.max(1e-9) - 1.0) * 100.0,
-        split_difference_points: split.fold(0.0, f64::max),
         sim,
-        kernel,
-        kernel_retrans_segs: run.retrans_segs,
+        kernel: None,
+        kernel_retrans_segs: None,
+        braid: None,
     };
+    if with.contains(&Contender::Kernel) {
+        let run = kernel::run(&a.testbed, &a.file, seed, cc, std_duration, names.len())?;
+        if let Some(used) = run.subflows.iter().flatten().find(|s| s.cc != cc) {
+            return Err(format!("the kernel ran {} instead of {cc}", used.cc));
+        }
+        let (side, p) = kernel_side(&run, names);
+        panels.iter_mut().zip(p).for_each(|(all, p)| all.extend(p));
+        c.kernel = Some(Real::against(side, &c.sim));
+        c.kernel_retrans_segs = Some(run.retrans_segs);
+    }
+    if with.contains(&Contender::Braid) {
+        let (run, lines) = transport::run(&a.testbed, &a.file, seed, (cc, &scheduler), std_duration, names.len())?;
+        if let Some(dir) = out {
+            for (end, text) in ["send", "recv"].iter().zip(lines) {
+                let file = dir.join(format!("braid-{end}-{cc}-seed{seed}.jsonl"));
+                std::fs::write(&file, text + "\n").map_err(|e| format!("{}: {e}", file.display()))?;
+            }
+        }
+        let (side, p) = braid_side(run, names);
+        panels.iter_mut().zip(p).for_each(|(all, p)| all.extend(p));
+        c.braid = Some(Real::against(side, &c.sim));
+    }
     if let Some(dir) = out {
         let file = dir.join(format!("compare-{cc}-seed{seed}.svg"));
         let titles = ["goodput per subflow (Mbit/s)", "smoothed RTT per subflow (ms)"];
@@ -290,12 +430,62 @@ fn compare_one(
     Ok(c)
 }
 
+/// The programs of `tools` not found in any folder of `path` (a PATH value).
+fn missing_tools<'a>(path: &std::ffi::OsStr, tools: &[&'a str]) -> Vec<&'a str> {
+    tools.iter().copied().filter(|t| !std::env::split_paths(path).any(|dir| dir.join(t).is_file())).collect()
+}
+
+/// The real stacks to run with controller `cc`: `--with` as given (an
+/// error where the kernel is asked for and cannot run), or by default
+/// Braid, and the kernel where it can, with a note saying why not.
+/// `kernel_missing` names the kernel's tools that are not installed.
+fn contenders(
+    with: &[Contender],
+    cc: &str,
+    kernel_missing: &[&str],
+) -> Result<(Vec<Contender>, Option<String>), String> {
+    let kernel_cc = KERNEL_CCS.contains(&cc);
+    let missing = || {
+        format!(
+            "{} are needed on PATH ({} missing; apt-get install iperf3 mptcpd)",
+            KERNEL_TOOLS.join(" and "),
+            kernel_missing.join(", ")
+        )
+    };
+    let not_kernel_cc = || format!("upstream Linux has only {KERNEL_CCS:?} of Braid's controllers, not {cc}");
+    if !with.is_empty() {
+        if with.contains(&Contender::Kernel) {
+            if !kernel_missing.is_empty() {
+                return Err(format!("--with kernel: {}", missing()));
+            }
+            if !kernel_cc {
+                return Err(format!("--with kernel --cc {cc}: {}", not_kernel_cc()));
+            }
+        }
+        let mut list = with.to_vec();
+        list.dedup();
+        return Ok((list, None));
+    }
+    let skipped = if !kernel_missing.is_empty() {
+        Some(missing())
+    } else if !kernel_cc {
+        Some(not_kernel_cc())
+    } else {
+        None
+    };
+    let list = if skipped.is_none() { vec![Contender::Kernel, Contender::Braid] } else { vec![Contender::Braid] };
+    Ok((list, skipped.map(|why| format!("cc {cc}: running without the kernel: {why}"))))
+}
+
 pub fn run(a: Args) -> Result<(), String> {
     let sc = scenario::load(&a.file).map_err(|e| e.to_string())?;
     let names = check_scenario(&sc)?;
-    if let Some(bad) = a.cc.iter().find(|c| !KERNEL_CCS.contains(&c.as_str())) {
-        return Err(format!("--cc {bad}: allowed {KERNEL_CCS:?} (the uncoupled controllers upstream Linux has)"));
+    if let Some(bad) = a.cc.iter().find(|c| braid_proto::cc::by_name(c).is_none()) {
+        let known: Vec<&str> = braid_proto::cc::ALGORITHMS.iter().map(|(n, _)| *n).collect();
+        return Err(format!("--cc {bad}: unknown congestion controller; one of {}", known.join(", ")));
     }
+    let kernel_missing = missing_tools(&std::env::var_os("PATH").unwrap_or_default(), &KERNEL_TOOLS);
+    let plans = a.cc.iter().map(|cc| contenders(&a.with, cc, &kernel_missing)).collect::<Result<Vec<_>, _>>()?;
     if !a.testbed.is_file() {
         return Err(format!(
             "{}: no testbed script here (run from the repository, or give --testbed)",
@@ -307,9 +497,12 @@ pub fn run(a: Args) -> Result<(), String> {
     }
     let seeds = if a.seeds.is_empty() { vec![sc.seed] } else { a.seeds.clone() };
     let mut all = vec![];
-    for cc in &a.cc {
+    for (cc, (with, note)) in a.cc.iter().zip(&plans) {
+        if let Some(note) = note {
+            eprintln!("compare: {note}");
+        }
         for &seed in &seeds {
-            let c = compare_one(&a, &sc, &names, (cc, seed), a.out.as_deref())?;
+            let c = compare_one(&a, &sc, &names, (cc, seed, with), a.out.as_deref())?;
             if !a.json {
                 crate::emit(&(table(&c) + "\n"));
             }
@@ -354,5 +547,79 @@ mod tests {
         let text = braid_lab::DEFAULT_SCENARIO.replace(r#"paths = ["L1", "L2"]"#, r#"paths = ["L2"]"#);
         let sc = scenario::parse(&text, "t").unwrap();
         assert!(check_scenario(&sc).unwrap_err().contains("every path"));
+    }
+
+    #[test]
+    fn contenders_default_to_both_and_name_what_is_missing() {
+        use Contender::{Braid, Kernel};
+        assert_eq!(contenders(&[], "cubic", &[]).unwrap(), (vec![Kernel, Braid], None));
+        let (list, note) = contenders(&[], "cubic", &["mptcpize"]).unwrap();
+        assert_eq!(list, vec![Braid]);
+        assert!(note.unwrap().contains("mptcpize missing"));
+        let (list, note) = contenders(&[], "lia", &[]).unwrap();
+        assert_eq!(list, vec![Braid]);
+        assert!(note.unwrap().contains("not lia"));
+        let e = contenders(&[Kernel, Braid], "bbr", &["iperf3", "mptcpize"]).unwrap_err();
+        assert!(e.starts_with("--with kernel: iperf3 and mptcpize are needed") && e.contains("apt-get"), "{e}");
+        assert!(contenders(&[Kernel], "olia", &[]).unwrap_err().contains("--with kernel --cc olia"));
+        // Braid alone needs no kernel tools and takes any controller.
+        assert_eq!(contenders(&[Braid], "olia", &["iperf3"]).unwrap(), (vec![Braid], None));
+    }
+
+    #[test]
+    fn tools_are_looked_up_on_the_path() {
+        assert_eq!(missing_tools(std::ffi::OsStr::new(""), &KERNEL_TOOLS), KERNEL_TOOLS);
+        let path = std::env::join_paths(["/nonexistent", "/bin", "/usr/bin"]).unwrap();
+        assert_eq!(missing_tools(&path, &["sh", "no-such-tool-here"]), ["no-such-tool-here"]);
+    }
+
+    fn measured(bytes: u64) -> Option<Measured> {
+        Some(Measured { bytes, srtt_mean_ms: Some(10.0), min_rtt_ms: None, retransmissions: 3 })
+    }
+
+    #[test]
+    fn a_real_side_splits_its_goodput_by_bytes() {
+        let names: Vec<String> = ["L1", "L2", "L3"].map(String::from).to_vec();
+        let side = real_side(&names, 100.0, vec![measured(300), measured(100), None]);
+        let shares: Vec<f64> = side.subflows.iter().map(|p| p.share).collect();
+        assert_eq!(shares, [0.75, 0.25, 0.0]);
+        assert_eq!(side.subflows[0].goodput_mbps, 75.0);
+        assert_eq!((side.subflows[2].retransmissions, side.subflows[2].srtt_mean_ms), (0, None));
+        let sim = real_side(&names, 110.0, vec![measured(200), measured(200), None]);
+        let r = Real::against(side, &sim);
+        assert!((r.aggregate_difference_pct - 10.0).abs() < 1e-9);
+        assert!((r.split_difference_points - 25.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_table_has_a_column_per_side_that_ran() {
+        let names: Vec<String> = ["L1", "L2"].map(String::from).to_vec();
+        let sim = real_side(&names, 110.0, vec![measured(200), measured(200)]);
+        let braid = Real::against(real_side(&names, 100.0, vec![measured(300), measured(100)]), &sim);
+        let mut c = Comparison {
+            scenario: "t".into(),
+            cc: "lia".into(),
+            scheduler: "minrtt".into(),
+            duration_s: 10.0,
+            seed: 1,
+            kernel_release: "6.18".into(),
+            sim,
+            kernel: None,
+            kernel_retrans_segs: None,
+            braid: Some(braid),
+        };
+        let t = table(&c);
+        assert!(t.contains("sim Mb/s    braid") && !t.contains("kernel"), "{t}");
+        assert!(t.contains("simulator against braid: aggregate +10.0%"), "{t}");
+        c.kernel = c.braid.clone();
+        c.kernel_retrans_segs = Some(7);
+        let t = table(&c);
+        assert!(t.contains("sim Mb/s   kernel    braid") && t.contains("(kernel nstat 7)"), "{t}");
+        assert!(t.contains("(simulator and braid: minrtt scheduler; kernel 6.18: default scheduler;"), "{t}");
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["braid"]["subflows"][0]["share"], 0.75);
+        assert_eq!(json["braid"]["goodput_mbps"], 100.0);
+        let sum = summary(&[c.clone(), c]);
+        assert!(sum.contains("braid 100.0 Mbit/s (runs 100.0 to 100.0; sim +10.0%)"), "{sum}");
     }
 }
