@@ -455,9 +455,13 @@ mod tests {
         l.offer(segs(7, 0, 1), &m, |_| at(0));
         l.offer(segs(8, 0, 1), &m, |_| at(0));
         let mut dropped = vec![];
-        l.advance(at(10_000), &mut dropped);
+        l.advance(at(600), &mut dropped);
         assert_eq!(dropped, [8]);
         assert_eq!(l.runs.len(), 1);
+        // Back up at 600 us: the serialiser is free once segment 7 is
+        // through (1 ms), not after the dropped one.
+        assert_eq!(l.offer(segs(9, 0, 1), &m, |_| at(600)), 1);
+        assert_eq!(exits(&l), [at(1000), at(2000)]);
     }
 
     #[test]
