@@ -558,10 +558,10 @@ fn delivery_trace() {
         eprintln!("netns test trace skipped: {why}");
         return;
     }
-    let file = std::env::temp_dir().join(format!("braid-netns-trace-{}.txt", std::process::id()));
+    let file = RemovedOnDrop(std::env::temp_dir().join(format!("braid-netns-trace-{}.txt", std::process::id())));
     let text: String = (1..=500).flat_map(|ms| [ms; 4]).chain([1000]).map(|ms| format!("{ms}\n")).collect();
-    std::fs::write(&file, text).expect("write the trace");
-    let link = format!(r#"name = "traced"; trace = "{}"; rtt = "2ms"; queue = "500p""#, file.display());
+    std::fs::write(&file.0, text).expect("write the trace");
+    let link = format!(r#"name = "traced"; trace = "{}"; rtt = "2ms"; queue = "500p""#, file.0.display());
     let toml = scenario((1, "10Gbit", &[link.as_str()]));
     let want_bytes = 2.0 * 2001.0 * 1504.0;
     attempts("delivery trace", || {
@@ -591,5 +591,13 @@ fn delivery_trace() {
             Err(line)
         }
     });
-    let _ = std::fs::remove_file(&file);
+}
+
+/// A temporary file, removed also when a test fails.
+struct RemovedOnDrop(std::path::PathBuf);
+
+impl Drop for RemovedOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
