@@ -2,7 +2,7 @@
 # CI step for the emulator (issue 12), run by .ci/run as root on the CI machine:
 #  1. the emulator's accuracy on real packets between network namespaces
 #     (crates/braid-emu/tests/netns.rs: one-way delay under a 1 Gbit/s load in both
-#     directions, rate, loss counts, an outage schedule, unshaped throughput);
+#     directions, rate, loss counts, an outage schedule, a delivery trace, unshaped throughput);
 #  2. a short `braid compare` smoke run: the kernel's MPTCP and Braid's own UDP transport over
 #     the emulated testbed must each move data on both paths.
 # Installs iperf3 and mptcpd (for mptcpize) with apt-get when missing. Skips, saying why,

@@ -68,8 +68,7 @@ impl Engine {
     }
 
     fn advance(&mut self, link: usize, now: Instant) {
-        let pool = &self.pool;
-        self.links[link].advance(now, &|id| *pool.meta(id), &mut self.dropped);
+        self.links[link].advance(now, &mut self.dropped);
         for id in self.dropped.drain(..) {
             self.pool.release(id);
         }
@@ -244,6 +243,61 @@ mod tests {
         assert_eq!(lost, e.links()[0].stats.drops_random);
         let rate = lost as f64 / 200_000.0;
         assert!((rate - 0.01).abs() < 0.001, "{rate}");
+        assert_eq!(e.pool.in_use(), 0);
+    }
+
+    /// One link following delivery trace `text`, 1000-packet queue.
+    fn trace_link(text: &str) -> Link {
+        let trace = braid_sim::trace::DeliveryTrace::parse(text).unwrap();
+        let mut l = link(trace.mean_rate_bps() as u64, 0, 0.0);
+        l.spec.trace = Some(std::sync::Arc::new(trace));
+        l
+    }
+
+    /// Offers a 1500-byte segment every `gap_us` until `end_us` and polls
+    /// each time: the delivery times in microseconds, one per segment.
+    fn saturate(e: &mut Engine, gap_us: u64, end_us: u64) -> Vec<u64> {
+        let mut out = vec![];
+        for t in (0..=end_us).step_by(gap_us as usize) {
+            let b = load(e, &super_packet(1448, 1448, 0));
+            e.ingress(us(t), 0, b);
+            e.poll(us(t), &mut |_, d| out.extend(std::iter::repeat_n(t, usize::from(d.count))));
+        }
+        out
+    }
+
+    #[test]
+    fn trace_delivers_its_opportunities_times_1504_bytes() {
+        // 1200 opportunities a second: one each ms, two every fifth ms.
+        let text: String =
+            (1..=1000).map(|ms| if ms % 5 == 0 { format!("{ms}\n{ms}\n") } else { format!("{ms}\n") }).collect();
+        let mut e = Engine::new(vec![trace_link(&text)], vec![Route { links: vec![0], egress: 0 }]);
+        // Offered at 2000 segments a second for 3 s: the queue never empties.
+        let got = saturate(&mut e, 500, 3_000_000);
+        let bytes = got.len() as u64 * 1500;
+        let want = 3 * 1200 * u64::from(braid_sim::trace::OPPORTUNITY_BYTES);
+        // Each delivered segment has its last byte in an opportunity by 3 s.
+        assert!(bytes <= want && want - bytes < 1500, "{bytes} bytes delivered, the trace allows {want}");
+        let s = e.links()[0].stats;
+        assert!(s.drops_queue > 1000, "{s:?}");
+    }
+
+    #[test]
+    fn trace_repeats_with_its_last_time_as_period() {
+        // Opportunities at 1..=10 ms and at 100 ms, which is also the period.
+        let text: String = (1..=10).chain([100]).map(|ms| format!("{ms}\n")).collect();
+        let mut e = Engine::new(vec![trace_link(&text)], vec![Route { links: vec![0], egress: 0 }]);
+        let b = load(&mut e, &super_packet(40 * 1448, 1448, 0));
+        e.ingress(us(0), 0, b);
+        let got = drive(&mut e, 1000, 400_000);
+        let times: Vec<u64> = got.iter().flat_map(|&(t, _, n)| std::iter::repeat_n(t / 1000, usize::from(n))).collect();
+        // Segment j (1-based) of 1500 bytes ends in opportunity ceil(1500 j / 1504):
+        // opportunities 1-11 in the first period, 12-22 in the second...
+        let opportunity_ms =
+            |k: u64| 100 * ((k - 1) / 11) + [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 100][((k - 1) % 11) as usize];
+        let want: Vec<u64> = (1..=40).map(|j: u64| opportunity_ms((1500 * j).div_ceil(1504))).collect();
+        assert_eq!(times, want);
+        assert_eq!(*times.last().unwrap(), 307, "the fourth period's 7th opportunity");
         assert_eq!(e.pool.in_use(), 0);
     }
 }

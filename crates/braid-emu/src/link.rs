@@ -1,12 +1,15 @@
 //! One emulated link in one direction: the simulator's link model
-//! (`braid_sim::LinkSpec`: a FIFO serialiser at a fixed rate behind a
-//! drop-tail queue, optional RED, random loss, a propagation delay and
-//! outages) computed for real packets.
+//! (`braid_sim::LinkSpec`: a FIFO serialiser at a fixed rate, or at the
+//! opportunities of a mahimahi delivery trace, behind a drop-tail queue,
+//! optional RED, random loss, a propagation delay and outages) computed
+//! for real packets.
 //!
-//! A serialiser of fixed rate needs no timer of its own: when a segment is
-//! accepted, the time it starts and finishes serialising follows from when
-//! the previous one finishes, so its exit time (finish + delay) is known at
-//! once and exits come out in order. The link is therefore one FIFO of runs
+//! A serialiser needs no timer of its own: when a segment is accepted, the
+//! time it starts and finishes serialising follows from when the previous
+//! one finishes (at a fixed rate) or from the trace's opportunities after
+//! it (`braid_sim::trace::DeliveryTrace::schedule`, the simulator's own
+//! code), so its exit time (finish + delay) is known at once and exits
+//! come out in order. The link is therefore one FIFO of runs
 //! of segments with their exit times, plus the service start times of the
 //! segments still waiting, which is what the queue limit counts. The
 //! decisions and their order match `braid_sim`'s `Link::offer`: down, then
@@ -18,6 +21,7 @@ use std::collections::VecDeque;
 
 use braid_proto::{Duration, Instant};
 use braid_sim::loss::{LossModel, LossSpec};
+use braid_sim::trace::TraceCursor;
 use braid_sim::{LinkSpec, LinkStats, QueueLimit};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -100,6 +104,8 @@ pub struct Link {
     outage: usize,
     /// When the serialiser finishes the last accepted segment.
     busy_until: Instant,
+    /// Where a trace-driven link is in its trace.
+    trace_at: TraceCursor,
     /// Service start and size of accepted segments not yet serialising.
     waiting: VecDeque<(Instant, u32)>,
     waiting_bytes: u64,
@@ -108,11 +114,6 @@ pub struct Link {
     last_offer: Instant,
     runs: VecDeque<Run>,
     pub stats: LinkStats,
-}
-
-/// Time to put `bytes` on a link of `rate_bps`, rounded up as the simulator does.
-fn serialisation(rate_bps: u64, bytes: u32) -> Duration {
-    Duration::from_nanos((u64::from(bytes) * 8 * 1_000_000_000).div_ceil(rate_bps.max(1)))
 }
 
 fn before(t: Instant, d: Duration) -> Instant {
@@ -134,6 +135,7 @@ impl Link {
             up: true,
             outage: 0,
             busy_until: Instant::ZERO,
+            trace_at: TraceCursor::default(),
             waiting: VecDeque::new(),
             waiting_bytes: 0,
             red_avg: 0.0,
@@ -143,8 +145,10 @@ impl Link {
         }
     }
 
+    /// Time to put `bytes` on the link at its rate, rounded up as the
+    /// simulator does.
     fn serialisation(&self, bytes: u32) -> Duration {
-        serialisation(self.spec.rate_bps, bytes)
+        Duration::from_nanos((u64::from(bytes) * 8 * 1_000_000_000).div_ceil(self.spec.rate_bps.max(1)))
     }
 
     /// Exit time of the first run waiting to leave.
@@ -161,16 +165,16 @@ impl Link {
         self.runs.pop_front()
     }
 
-    /// Applies the outage schedule up to `now`; returns runs whose every
-    /// segment an outage removed (their buffers to release).
-    pub fn advance(&mut self, now: Instant, meta_of: &dyn Fn(u32) -> Meta, dropped: &mut Vec<u32>) {
+    /// Applies the outage schedule up to `now`; pushes the buffers of runs
+    /// whose every segment an outage removed (to release) onto `dropped`.
+    pub fn advance(&mut self, now: Instant, dropped: &mut Vec<u32>) {
         while let Some(&(down, up)) = self.spec.outages.get(self.outage) {
             if now < down {
                 break;
             }
             if self.up {
                 self.up = false;
-                self.flush(down, meta_of, dropped);
+                self.flush(down, dropped);
             }
             if now < up {
                 break;
@@ -180,42 +184,36 @@ impl Link {
         }
     }
 
-    /// The link goes down at `at`: accepted segments whose service starts
-    /// later are dropped (they sit at the tail, since starts increase).
-    fn flush(&mut self, at: Instant, meta_of: &dyn Fn(u32) -> Meta, dropped: &mut Vec<u32>) {
-        let (delay, rate) = (self.spec.delay, self.spec.rate_bps);
-        while let Some(run) = self.runs.back_mut() {
-            let meta = meta_of(run.buf);
-            let mut cut = 0;
-            while cut < run.count {
-                let i = run.count - 1 - cut;
-                let bytes = meta.segment_bytes(run.first + i);
-                let start = before(run.exit_of(i), delay + serialisation(rate, bytes));
-                if start <= at {
-                    break;
-                }
-                self.stats.packets_sent -= 1;
-                self.stats.bytes_sent -= u64::from(bytes);
-                self.stats.drops_down += 1;
-                cut += 1;
-            }
-            if cut == run.count {
-                dropped.push(run.buf);
-                self.runs.pop_back();
-                continue;
-            }
-            if cut > 0 {
-                run.last_exit = run.exit_of(run.count - cut - 1);
-                run.count -= cut;
-                self.busy_until = before(run.last_exit, delay);
-            }
-            break;
+    /// The link goes down at `at`: as in the simulator's `go_down`, the
+    /// segments still waiting for service are dropped, while those
+    /// serialising or propagating arrive. Waiting segments are the last
+    /// ones accepted, so they sit at the tail of the FIFO.
+    fn flush(&mut self, at: Instant, dropped: &mut Vec<u32>) {
+        self.settle(at);
+        let mut cut = self.waiting.len();
+        if cut == 0 {
+            return;
         }
-        if self.runs.is_empty() {
-            self.busy_until = self.busy_until.min(at);
-        }
+        self.stats.packets_sent -= cut as u64;
+        self.stats.bytes_sent -= self.waiting_bytes;
+        self.stats.drops_down += cut as u64;
         self.waiting.clear();
         self.waiting_bytes = 0;
+        while cut > 0 {
+            let run = self.runs.back_mut().expect("waiting segments have not left");
+            if usize::from(run.count) <= cut {
+                cut -= usize::from(run.count);
+                dropped.push(run.buf);
+                self.runs.pop_back();
+            } else {
+                let keep = run.count - cut as u16;
+                run.last_exit = run.exit_of(keep - 1);
+                run.count = keep;
+                cut = 0;
+            }
+        }
+        // Free once the last segment kept finishes; with none left, from `at`.
+        self.busy_until = self.runs.back().map_or(at.min(self.busy_until), |r| before(r.last_exit, self.spec.delay));
     }
 
     /// Offers segments `s` of a packet described by `meta`, the `i`-th
@@ -277,13 +275,7 @@ impl Link {
             self.stats.drops_random += 1;
             return None;
         }
-        while let Some(&(start, b)) = self.waiting.front() {
-            if start > t {
-                break;
-            }
-            self.waiting.pop_front();
-            self.waiting_bytes -= u64::from(b);
-        }
+        self.settle(t);
         if self.red_drops(t) {
             self.stats.drops_early += 1;
             return None;
@@ -298,14 +290,37 @@ impl Link {
                 self.stats.drops_queue += 1;
                 return None;
             }
-            self.waiting.push_back((self.busy_until, bytes));
+        }
+        let (start, end) = self.schedule(self.busy_until.max(t), bytes);
+        if busy {
+            self.waiting.push_back((start, bytes));
             self.waiting_bytes += u64::from(bytes);
         }
-        let start = self.busy_until.max(t);
-        self.busy_until = start + self.serialisation(bytes);
+        self.busy_until = end;
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += u64::from(bytes);
-        Some(self.busy_until + self.spec.delay)
+        Some(end + self.spec.delay)
+    }
+
+    /// When a segment of `bytes` that may start at `earliest` starts and
+    /// finishes serialising: at the link's rate, or at the trace's next
+    /// opportunities exactly as the simulator schedules them.
+    fn schedule(&mut self, earliest: Instant, bytes: u32) -> (Instant, Instant) {
+        match &self.spec.trace {
+            None => (earliest, earliest + self.serialisation(bytes)),
+            Some(trace) => trace.schedule(&mut self.trace_at, earliest, bytes),
+        }
+    }
+
+    /// Segments whose service has started by `t` no longer wait.
+    fn settle(&mut self, t: Instant) {
+        while let Some(&(start, b)) = self.waiting.front() {
+            if start > t {
+                break;
+            }
+            self.waiting.pop_front();
+            self.waiting_bytes -= u64::from(b);
+        }
     }
 
     /// RED as the simulator computes it: the average queue decays over idle
@@ -419,15 +434,14 @@ mod tests {
         let m = Meta::parse(&super_packet(5 * 1448, 1448, 0)).unwrap();
         l.offer(segs(0, 0, 5), &m, |_| at(0));
         let mut dropped = vec![];
-        let meta_of = |_| m;
-        l.advance(at(3000), &meta_of, &mut dropped);
+        l.advance(at(3000), &mut dropped);
         // Segments starting at 0, 1, 2 ms survive; those starting at 3, 4 ms are dropped.
         assert_eq!(exits(&l), [at(11000), at(12000), at(13000)]);
         assert_eq!((l.stats.packets_sent, l.stats.drops_down), (3, 2));
         assert!(dropped.is_empty());
         assert_eq!(l.offer(segs(0, 0, 1), &m, |_| at(4000)), 0);
         assert_eq!(l.stats.drops_down, 3);
-        l.advance(at(6000), &meta_of, &mut dropped);
+        l.advance(at(6000), &mut dropped);
         assert_eq!(l.offer(segs(0, 0, 1), &m, |_| at(6000)), 1);
         assert_eq!(*exits(&l).last().unwrap(), at(17000));
     }
@@ -441,9 +455,13 @@ mod tests {
         l.offer(segs(7, 0, 1), &m, |_| at(0));
         l.offer(segs(8, 0, 1), &m, |_| at(0));
         let mut dropped = vec![];
-        l.advance(at(10_000), &|_| m, &mut dropped);
+        l.advance(at(600), &mut dropped);
         assert_eq!(dropped, [8]);
         assert_eq!(l.runs.len(), 1);
+        // Back up at 600 us: the serialiser is free once segment 7 is
+        // through (1 ms), not after the dropped one.
+        assert_eq!(l.offer(segs(9, 0, 1), &m, |_| at(600)), 1);
+        assert_eq!(exits(&l), [at(1000), at(2000)]);
     }
 
     #[test]
@@ -456,5 +474,52 @@ mod tests {
             l.offer(segs(k, 0, 1), &m, |_| at(0));
         }
         assert!(l.stats.drops_early > 0, "{:?}", l.stats);
+    }
+
+    /// A trace-driven link exits every segment when the simulator's link
+    /// fed the same offers delivers it, drops the same ones to the queue
+    /// limit and to an outage: one model, not two that agree on average.
+    #[test]
+    fn trace_link_matches_the_simulator() {
+        use braid_sim::trace::DeliveryTrace;
+        use std::sync::Arc;
+        // Bursts (several lines at one time), gaps and a 60 ms period.
+        let trace = Arc::new(DeliveryTrace::parse("2\n2\n2\n5\n9\n9\n20\n21\n22\n40\n41\n60\n").unwrap());
+        let mut s = spec(1_000_000, 3, QueueLimit::Packets(4), 0.0);
+        s.trace = Some(trace);
+        s.outages = vec![(at(230_000), at(260_000))];
+        let mut sim = braid_sim::Link::new(s.clone(), ChaCha8Rng::seed_from_u64(1));
+        let mut emu = link(s);
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let (mut t, mut down, mut up) = (0, false, false);
+        let mut dropped = vec![];
+        for k in 0..400u32 {
+            t += rng.gen_range(0..2_000u64);
+            if t >= 230_000 && !down {
+                down = true;
+                sim.go_down(at(230_000)).for_each(drop);
+            }
+            if t >= 260_000 && !up {
+                up = true;
+                sim.up = true;
+            }
+            emu.advance(at(t), &mut dropped);
+            // 752 and 1504 fill opportunities exactly, 1500 nearly.
+            let bytes = [60, 752, 1500, 1504][rng.gen_range(0..4)];
+            let m = Meta::parse(&super_packet(bytes - 52, 1500, 0)).unwrap();
+            assert_eq!(m.segment_bytes(0), bytes as u32);
+            sim.offer(at(t), k, bytes as u32);
+            emu.offer(segs(k, 0, 1), &m, |_| at(t));
+        }
+        let mut want = vec![];
+        while let Some(arrives) = sim.next_arrival() {
+            want.push((sim.arrive(arrives), arrives));
+        }
+        let got: Vec<(u32, Instant)> = emu.runs.iter().map(|r| (r.buf, r.exit)).collect();
+        assert_eq!(got, want);
+        let (a, b) = (sim.stats(at(t)), emu.stats);
+        assert_eq!((a.packets_sent, a.bytes_sent), (b.packets_sent, b.bytes_sent));
+        assert_eq!((a.drops_queue, a.drops_down), (b.drops_queue, b.drops_down));
+        assert!(b.drops_queue > 10 && b.drops_down > 10 && b.packets_sent > 100, "{b:?}");
     }
 }

@@ -543,3 +543,61 @@ fn outage_schedule() {
     assert!((5_000..=10_100).contains(&down), "{down} datagrams dropped while down");
     assert_eq!(arrivals.len() as u64 + down, 30_000, "every datagram arrived or was dropped while down");
 }
+
+/// A mahimahi delivery trace on real packets: 2000 opportunities in the
+/// first half of each second (four a millisecond) and one at its end, so
+/// the link carries 48 Mbit/s for half a second, then nothing. UDP is
+/// offered at 60 Mbit/s for 3 s; over any two whole periods after the
+/// queue has filled, what arrives must be the trace's 2 x 2001
+/// opportunities of 1504 bytes (within 3%), and arrivals must pause for
+/// the half second without opportunities.
+#[test]
+fn delivery_trace() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = skip_reason() {
+        eprintln!("netns test trace skipped: {why}");
+        return;
+    }
+    let file = RemovedOnDrop(std::env::temp_dir().join(format!("braid-netns-trace-{}.txt", std::process::id())));
+    let text: String = (1..=500).flat_map(|ms| [ms; 4]).chain([1000]).map(|ms| format!("{ms}\n")).collect();
+    std::fs::write(&file.0, text).expect("write the trace");
+    let link = format!(r#"name = "traced"; trace = "{}"; rtt = "2ms"; queue = "500p""#, file.0.display());
+    let toml = scenario((1, "10Gbit", &[link.as_str()]));
+    let want_bytes = 2.0 * 2001.0 * 1504.0;
+    attempts("delivery trace", || {
+        let mut bed = Bed::start("trace", &toml, vec![]).expect("capability checked");
+        let (c, s) = (bed.client.name().to_string(), bed.server.name().to_string());
+        let rx = receive(&s, addr(SERVER_ADDR, 7400), Duration::from_secs(2));
+        spawn_in(&c, || send_paced(addr(client_addr(0), 0), addr(SERVER_ADDR, 7400), 15_000, 5_000, 1472, false, 1))
+            .join()
+            .expect("sender");
+        let stamps: Vec<(i64, usize)> = rx.join().expect("receiver").iter().map(|&(n, _, t)| (t, n)).collect();
+        let stats = *bed.stop().link("traced").expect("link exists");
+        let t0 = stamps[0].0 + 100_000_000;
+        let window = t0..t0 + 2_000_000_000;
+        let bytes: usize = stamps.iter().filter(|(t, _)| window.contains(t)).map(|(_, n)| n + 28).sum();
+        let error = bytes as f64 / want_bytes - 1.0;
+        let gap = stamps.windows(2).map(|w| w[1].0 - w[0].0).max().expect("arrivals") as f64 / 1e9;
+        let line = format!(
+            "{bytes} bytes in two periods, {:+.2}% off the trace's {want_bytes}; longest pause {gap:.3} s; \
+             link passed {} and dropped {} (queue)",
+            error * 100.0,
+            stats.packets_sent,
+            stats.drops_queue
+        );
+        if error.abs() <= 0.03 && (0.45..0.55).contains(&gap) && stats.drops_queue > 0 {
+            Ok(line)
+        } else {
+            Err(line)
+        }
+    });
+}
+
+/// A temporary file, removed also when a test fails.
+struct RemovedOnDrop(std::path::PathBuf);
+
+impl Drop for RemovedOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

@@ -15,11 +15,12 @@ use braid_sim::{QueueLimit, Topology};
 #[command(long_about = "Emulate a scenario's links for real packets, in real time (root, Linux).\n\n\
     Creates one TUN device per path in the client namespace (emu0, emu1, ...) and one (emu) in the\n\
     server namespace, gives them the addresses of docs/emulator.md (client path i 198.18.{i+1}.2,\n\
-    server 198.18.0.2) and forwards packets between them through the scenario's links: rate,\n\
-    queue, RED, loss and outages per direction, as the simulator applies them. Both namespaces\n\
+    server 198.18.0.2) and forwards packets between them through the scenario's links: rate (or\n\
+    a mahimahi delivery trace), queue, RED, loss and outages per direction, as the simulator\n\
+    applies them. Both namespaces\n\
     must exist (`ip netns add`); scripts/testbed.sh builds the whole testbed.\n\n\
     Prints `ready` once packets flow, runs until SIGINT/SIGTERM or --duration, then prints each\n\
-    link's counters. Outage times count from `ready`.")]
+    link's counters. Outage and trace times count from `ready`.")]
 pub struct Args {
     /// Scenario file (TOML) whose topology to emulate.
     file: PathBuf,
@@ -138,12 +139,6 @@ fn json(r: &Report) -> String {
 
 pub fn run(a: Args) -> Result<(), String> {
     let sc = scenario::load(&a.file).map_err(|e| e.to_string())?;
-    if let Some(l) = sc.topology.links.iter().find(|l| l.trace.is_some()) {
-        return Err(format!(
-            "{}: link {:?} follows a delivery trace, which the emulator cannot replay yet",
-            sc.file, l.name
-        ));
-    }
     if a.describe {
         crate::emit(&describe(&sc.topology));
         return Ok(());
