@@ -156,6 +156,9 @@ pub struct Connection {
     /// Window edge last advertised, to decide when a window update is due.
     advertised_window_end: u64,
     timers: TimerTable,
+    /// How late the driver ran the last pacing timer (OS timer jitter;
+    /// always zero in the simulator, whose timers are exact).
+    pacing_jitter: Duration,
     /// New data is waiting for the peer's window, and how often that began.
     window_stalled: bool,
     window_stalls: u64,
@@ -272,6 +275,7 @@ impl Connection {
             invalid_packets: 0,
             peer_window: None,
             timers: TimerTable::default(),
+            pacing_jitter: Duration::ZERO,
             window_stalled: false,
             window_stalls: 0,
             opportunistic,
@@ -482,6 +486,8 @@ impl Connection {
         if self.error.is_some() {
             return;
         }
+        self.pacing_jitter =
+            self.timers.get(Timer::Pacing).filter(|&t| t <= now).map_or(Duration::ZERO, |t| now.saturating_since(t));
         self.timers.expire(Timer::Pacing, now);
         self.expire_joins(now);
         self.on_subflow_timeouts(now);

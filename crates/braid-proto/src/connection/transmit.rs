@@ -307,9 +307,21 @@ impl Connection {
             // below the estimated rate, and with small segments (under about
             // 200 bytes) ProbeBW's 1.25 gain could no longer lift the samples
             // above the estimate: BBR's bandwidth would decay to nothing.
-            let gap = Duration::from_nanos(u64::from(len) * 1_000_000_000 / rate);
+            //
+            // A departure late because the driver's pacing timer fired late
+            // is credited against the next gap, at most half of it, as
+            // Linux's `tcp_update_skb_after_send` credits lateness "to take
+            // into account OS jitter"; without it a real sender loses every
+            // late wake-up and paces well below its rate. Deviation: Linux
+            // also credits lateness that is not the timer's (a sender that
+            // waited for its window, from the tenth segment on); Braid
+            // credits only the timer's, so the simulator, whose timers are
+            // exact, paces as before.
+            let gap = u64::from(len) * 1_000_000_000 / rate;
             let sf = &mut self.subflows[i];
-            sf.next_send_time = sf.next_send_time.max(now) + gap;
+            let late = now.saturating_since(sf.next_send_time).min(self.pacing_jitter);
+            let credit = late.as_nanos().min(gap / 2);
+            sf.next_send_time = sf.next_send_time.max(now) + Duration::from_nanos(gap - credit);
         }
         let in_flight = self.subflows[i].bytes_in_flight();
         debug_assert!(
