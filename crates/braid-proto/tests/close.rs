@@ -82,41 +82,31 @@ fn address_advertisements_are_authenticated_and_echoed() {
     common::open(&mut a, &mut b, braid_proto::Instant::ZERO);
     let addr: SocketAddr = "192.0.2.7:4433".parse().unwrap();
     b.advertise_address(3, addr);
-    a.write(&[0; 50_000]);
-    let mut adds = 0;
-    let r = common::drive(
-        &mut a,
-        &mut b,
-        5,
-        5_000,
-        |a, _| a.all_acked(),
-        |_, to_b, p| {
-            if !to_b && matches!(p.control, Some(Control::AddAddr { .. })) {
-                adds += 1;
-            }
-            false
-        },
-    );
-    assert!(r.is_ok());
+    // Sends 50 kB from the client and counts the server's ADD_ADDRs.
+    let adds_during_a_transfer = |a: &mut Connection, b: &mut Connection| {
+        a.write(&[0; 50_000]);
+        let mut adds = 0;
+        let r = common::drive(
+            a,
+            b,
+            5,
+            5_000,
+            |a, _| a.all_acked(),
+            |_, to_b, p| {
+                adds += usize::from(!to_b && matches!(p.control, Some(Control::AddAddr { .. })));
+                false
+            },
+        );
+        assert!(r.is_ok());
+        adds
+    };
+    let adds = adds_during_a_transfer(&mut a, &mut b);
     let ea = events(&mut a);
     assert_eq!(ea.iter().filter(|e| matches!(e, Event::AddressAdvertised { .. })).count(), 1, "{ea:?}");
     assert!(ea.contains(&Event::AddressAdvertised { id: 3, addr }));
     assert!(adds >= 1);
     // Echoed: later packets no longer carry it.
-    a.write(&[0; 50_000]);
-    let mut later = 0;
-    let r = common::drive(
-        &mut a,
-        &mut b,
-        5,
-        5_000,
-        |a, _| a.all_acked(),
-        |_, to_b, p| {
-            later += usize::from(!to_b && matches!(p.control, Some(Control::AddAddr { .. })));
-            false
-        },
-    );
-    assert!(r.is_ok());
+    let later = adds_during_a_transfer(&mut a, &mut b);
     assert_eq!(later, 0, "advertised again after the echo");
     // An on-path party changes the address: the MAC no longer matches.
     let mut forged = Packet::new(
