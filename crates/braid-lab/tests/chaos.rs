@@ -43,6 +43,8 @@ struct Link {
     rtt_s: f64,
     /// Longest a packet can wait in the queue.
     queue_s: f64,
+    /// Long-run random loss rate.
+    loss: f64,
     toml: String,
 }
 
@@ -50,8 +52,13 @@ fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)]) -> Link {
     let rate_bps = log_uniform(rng, 1e5, 1e9);
     let rtt_ms = log_uniform(rng, 0.1, 400.0);
     let mut t = format!("name = \"{name}\"\nrate = \"{:.0}bit\"\nrtt = \"{rtt_ms:.3}ms\"\n", rate_bps);
+    let mut loss = 0.0;
     match rng.gen_range(0..20) {
-        0..=6 => t += &format!("loss = \"{:.4}%\"\n", log_uniform(rng, 0.01, 5.0)),
+        0..=6 => {
+            let percent = log_uniform(rng, 0.01, 5.0);
+            loss = percent / 100.0;
+            t += &format!("loss = \"{percent:.4}%\"\n");
+        }
         7..=9 => {
             // Bursty loss: Gilbert-Elliott, Bad states of 1 to 10 packets
             // on average losing 20-70% of them. (With every packet lost in
@@ -61,6 +68,7 @@ fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)]) -> Link {
             // outage this test's oracle does not know of.)
             let (p, r) = (log_uniform(rng, 5e-4, 1e-2), rng.gen_range(0.1..0.9));
             let bad = rng.gen_range(0.2..0.7);
+            loss = p * bad / (p + r);
             t += &format!(
                 "loss_model = {{ kind = \"gilbert-elliott\", p = {p:.5}, r = {r:.3}, loss_good = 0, loss_bad = {bad:.3} }}\n"
             );
@@ -96,7 +104,7 @@ fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)]) -> Link {
             outages.iter().map(|(a, b)| format!("{{ from = \"{a:.3}s\", to = \"{b:.3}s\" }}")).collect();
         t += &format!("down = [{}]\n", list.join(", "));
     }
-    Link { name: name.to_string(), rate_bps, rtt_s: rtt_ms / 1e3, queue_s, toml: t }
+    Link { name: name.to_string(), rate_bps, rtt_s: rtt_ms / 1e3, queue_s, loss, toml: t }
 }
 
 /// Outages for one link within the first `span` seconds: none, a burst of
@@ -161,8 +169,22 @@ fn gen_buffer(rng: &mut ChaCha8Rng, floor: f64) -> String {
 /// one starved by a `competing` flow on a slow link can go without an ACK
 /// for minutes, a congestion collapse, not the path failure this test is
 /// about; such flows wait 10 minutes before giving up.
-fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, slowest_bps: f64, max_rtt: f64, competing: bool) -> String {
+/// What a flow's paths allow at worst: the slowest rate, the longest round
+/// trip with full queues, the highest loss rate.
+struct Limits {
+    slowest_bps: f64,
+    max_rtt: f64,
+    max_loss: f64,
+}
+
+fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, limits: &Limits, competing: bool) -> String {
+    let Limits { slowest_bps, max_rtt, max_loss } = *limits;
     let mss = if rng.gen_bool(0.15) { rng.gen_range(64..=1448) } else { 1448 };
+    // No larger than TCP's loss-limited rate (Mathis et al.: 1.22 MSS /
+    // (RTT sqrt p)) moves in 200 s, well within the 1200-s run: a small MSS
+    // over a long lossy path is slow, not broken.
+    let mathis = 1.22 * f64::from(mss) / ((max_rtt + 0.01) * max_loss.max(1e-6).sqrt());
+    let size = size.min((mathis * 200.0) as u64).max(1);
     let mut t = format!(
         "name = \"{name}\"\ncc = \"{}\"\nscheduler = \"{}\"\nverify_payload = true\nsize = \"{size}B\"\nmss = {mss}\n",
         CONTROLLERS.choose(rng).unwrap(),
@@ -238,7 +260,9 @@ fn generate(case: u64) -> String {
         }
         let slowest = links.iter().map(|l| l.rate_bps).fold(f64::INFINITY, f64::min);
         let max_rtt = links.iter().map(|l| l.rtt_s + l.queue_s).fold(0.0, f64::max);
-        t += &format!("[[flow]]\n{}", gen_flow(&mut rng, "f", size, slowest, max_rtt, false));
+        let max_loss = links.iter().map(|l| l.loss).fold(0.0, f64::max);
+        let limits = Limits { slowest_bps: slowest, max_rtt, max_loss };
+        t += &format!("[[flow]]\n{}", gen_flow(&mut rng, "f", size, &limits, false));
         let mut paths: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
         paths.shuffle(&mut rng);
         paths.truncate(rng.gen_range(1..=paths.len()));
@@ -256,7 +280,8 @@ fn generate(case: u64) -> String {
             let size = if k == 0 { size } else { gen_size(&mut rng) };
             let extra_ms = if rng.gen_bool(0.5) { log_uniform(&mut rng, 0.1, 200.0) } else { 0.0 };
             let rtt = b.rtt_s + b.queue_s + extra_ms / 1e3;
-            t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &format!("f{k}"), size, b.rate_bps, rtt, flows > 1));
+            let limits = Limits { slowest_bps: b.rate_bps, max_rtt: rtt, max_loss: b.loss };
+            t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &format!("f{k}"), size, &limits, flows > 1));
             t += &format!("subflows = {}\nextra_rtt = \"{extra_ms:.3}ms\"\n", rng.gen_range(1..=4));
         }
     }
@@ -307,7 +332,12 @@ fn gen_graph(rng: &mut ChaCha8Rng, span: f64, shared: &[(f64, f64)], size: u64) 
         .iter()
         .map(|(_, via)| via.iter().map(|&l| links[l].rtt_s / 2.0 + links[l].queue_s).sum::<f64>() * 2.0)
         .fold(0.0, f64::max);
-    t += &format!("[[flow]]\n{}", gen_flow(rng, "f", size, slowest, max_rtt, false));
+    let max_loss = paths
+        .iter()
+        .map(|(_, via)| 1.0 - via.iter().map(|&l| 1.0 - links[l].loss).product::<f64>())
+        .fold(0.0, f64::max);
+    let limits = Limits { slowest_bps: slowest, max_rtt, max_loss };
+    t += &format!("[[flow]]\n{}", gen_flow(rng, "f", size, &limits, false));
     let names: Vec<&str> = paths.iter().map(|(n, _)| n.as_str()).collect();
     t += &format!("paths = {names:?}\n");
     t
