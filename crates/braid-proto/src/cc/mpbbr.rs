@@ -275,4 +275,38 @@ mod tests {
         }
         assert_eq!(m.take_closed_path(), None);
     }
+
+    /// The shared-bottleneck check runs once per ProbeBW cycle, in its
+    /// check phase, never in Startup (whose queue is its own making).
+    #[test]
+    fn checks_run_only_in_probe_bw_check_phase() {
+        let mut m = with_bw(&[10e6, 11e6]);
+        let views = [PathView { active: true, ..Default::default() }; 2];
+        let ack = |ms: u64| AckSample {
+            now: Instant::ZERO + Duration::from_millis(ms),
+            bytes_acked: 1000,
+            rtt: Some(Duration::from_millis(40)),
+            prior_in_flight: 0,
+            in_recovery: false,
+            delivered: 1000,
+            // Path 0's bandwidth, so BtlBw's filter agrees with `with_bw`.
+            rate: Some(crate::subflow::RateSample { delivery_rate: 10e6, prior_delivered: 0, is_app_limited: false }),
+            prior_delivered: Some(0),
+        };
+        // Startup, with the cycle index where ProbeBW would check.
+        m.bbr.paths[0].state = super::super::BbrState::Startup;
+        m.bbr.paths[0].cycle_index = CHECK_PHASE;
+        m.on_ack(0, &ack(100), &views);
+        assert_eq!(m.checked[0], (None, 0), "no check in Startup");
+        // ProbeBW, but another phase.
+        m.bbr.paths[0].state = super::super::BbrState::ProbeBw;
+        m.bbr.paths[0].cycle_index = CHECK_PHASE + 1;
+        m.on_ack(0, &ack(200), &views);
+        assert_eq!(m.checked[0], (None, 0), "no check outside the check phase");
+        m.bbr.paths[0].cycle_index = CHECK_PHASE;
+        // The phase began just now: this ACK does not end it.
+        m.bbr.paths[0].cycle_stamp = Instant::ZERO + Duration::from_millis(300);
+        m.on_ack(0, &ack(300), &views);
+        assert_eq!(m.checked[0].0, Some(m.bbr.paths[0].cycle_stamp), "checked once in this cycle");
+    }
 }
