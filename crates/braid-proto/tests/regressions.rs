@@ -400,3 +400,29 @@ fn subflow_ids_never_wrap() {
     assert_eq!(c.add_subflow(false), Err(braid_proto::TooManySubflows));
     assert_eq!(c.subflow_count(), 256);
 }
+
+/// A segment acknowledged on its subflow that the receiver then forgot (its
+/// Data ACK never moves): only the connection-level retransmission timer
+/// (Linux's `mptcp_meta_retransmit_timer`) sends it again.
+#[test]
+fn data_acked_on_the_subflow_but_not_the_connection_is_sent_again() {
+    let mut c = conn(Config::default(), 1);
+    c.write(&[5; 1000]);
+    let sent = drain(&mut c, Instant::ZERO);
+    let Some(Frame::Data(d)) = sent.iter().map(|p| &p.frame).find(|f| matches!(f, Frame::Data(d) if d.len > 0)) else {
+        panic!("data sent: {sent:?}")
+    };
+    assert_eq!(d.dsn, 0);
+    c.handle_datagram(Instant::ZERO, ack(0, d.pn + 1, 0, 1 << 20)).unwrap();
+    let mut now = Instant::ZERO;
+    for _ in 0..20 {
+        now = c.poll_timeout().expect("a timer runs while data is unacknowledged");
+        c.handle_timeout(now);
+        let again = drain(&mut c, now);
+        if again.iter().any(|p| matches!(&p.frame, Frame::Data(d) if d.dsn == 0 && d.len > 0)) {
+            assert!(now.saturating_since(Instant::ZERO) < Duration::from_secs(5), "re-sent only after {now:?}");
+            return;
+        }
+    }
+    panic!("never sent again (last timer {now:?})");
+}
