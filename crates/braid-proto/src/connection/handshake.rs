@@ -263,8 +263,7 @@ impl Connection {
                 // another nonce starts over (nothing here was authenticated
                 // yet, so a forged half-open join cannot lock the client out).
                 if nonce != client_nonce {
-                    self.subflows[i] = Subflow::vacant(self.config.mss);
-                    self.cc.on_path_removed(i);
+                    self.forget_join(i);
                     return match self.accept_subflow(now, i, packet) {
                         true => Verdict::Process,
                         false => Verdict::Drop,
@@ -342,10 +341,16 @@ impl Connection {
             if matches!(self.subflows[i].join, JoinState::AwaitJoinAck { expires, .. } if expires <= now)
                 && self.subflows[i].is_open()
             {
-                self.subflows[i] = Subflow::vacant(self.config.mss);
-                self.cc.on_path_removed(i);
+                self.forget_join(i);
             }
         }
+    }
+
+    /// Server: frees the slot of subflow `i`, a join that never completed
+    /// (nothing was sent or received on it, so nothing is reinjected).
+    fn forget_join(&mut self, i: usize) {
+        self.subflows[i] = Subflow::vacant(self.config.mss);
+        self.cc.on_path_removed(i);
     }
 
     /// Server: opens subflow `i`, whose opening was answered without state,
