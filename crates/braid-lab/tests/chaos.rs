@@ -48,10 +48,16 @@ struct Link {
     toml: String,
 }
 
-fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)]) -> Link {
+/// A link of random kind; `ends` (from, to) makes it a graph link, whose
+/// one-way delay is half the drawn round trip.
+fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)], ends: Option<(&str, &str)>) -> Link {
     let rate_bps = log_uniform(rng, 1e5, 1e9);
     let rtt_ms = log_uniform(rng, 0.1, 400.0);
-    let mut t = format!("name = \"{name}\"\nrate = \"{:.0}bit\"\nrtt = \"{rtt_ms:.3}ms\"\n", rate_bps);
+    let mut t = format!("name = \"{name}\"\nrate = \"{:.0}bit\"\n", rate_bps);
+    t += &match ends {
+        Some((from, to)) => format!("from = \"{from}\"\nto = \"{to}\"\ndelay = \"{:.4}ms\"\n", rtt_ms / 2.0),
+        None => format!("rtt = \"{rtt_ms:.3}ms\"\n"),
+    };
     let mut loss = 0.0;
     match rng.gen_range(0..20) {
         0..=6 => {
@@ -251,7 +257,7 @@ fn generate(case: u64) -> String {
         let links: Vec<Link> = (0..n)
             .map(|i| {
                 let outages = gen_outages(&mut rng, span, &shared);
-                gen_link(&mut rng, &format!("P{}", i + 1), &outages)
+                gen_link(&mut rng, &format!("P{}", i + 1), &outages, None)
             })
             .collect();
         t += "[topology]\nkind = \"hybrid-access\"\n";
@@ -273,7 +279,7 @@ fn generate(case: u64) -> String {
         }
     } else {
         let outages = gen_outages(&mut rng, span, &shared);
-        let b = gen_link(&mut rng, "bottleneck", &outages);
+        let b = gen_link(&mut rng, "bottleneck", &outages, None);
         t += &format!("[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\n{}", b.toml);
         let flows = rng.gen_range(1..=2);
         for k in 0..flows {
@@ -308,11 +314,8 @@ fn gen_graph(rng: &mut ChaCha8Rng, span: f64, shared: &[(f64, f64)], size: u64) 
     let mut links = Vec::new();
     for (name, from, to) in &hops {
         let outages = gen_outages(rng, span, shared);
-        let l = gen_link(rng, name, &outages);
-        // Graph links take a one-way delay: half the drawn round trip.
-        let rtt = format!("rtt = \"{:.3}ms\"\n", l.rtt_s * 1e3);
-        let delay = format!("from = \"{from}\"\nto = \"{to}\"\ndelay = \"{:.4}ms\"\n", l.rtt_s * 1e3 / 2.0);
-        t += &format!("[[topology.link]]\n{}", l.toml.replace(&rtt, &delay));
+        let l = gen_link(rng, name, &outages, Some((from, to)));
+        t += &format!("[[topology.link]]\n{}", l.toml);
         links.push(l);
     }
     let mut paths: Vec<(String, Vec<usize>)> =
