@@ -166,3 +166,34 @@ fn random_datagrams_create_no_state() {
     assert_eq!(server.stats().accepted, 0);
     println!("{:?}", server.stats());
 }
+
+/// A packet its connection does not take (here a JoinAck with a made-up
+/// HMAC) is reported as dropped, so a driver does not move the subflow's
+/// address to whoever sent it.
+#[test]
+fn a_packet_the_connection_ignores_is_dropped() {
+    let (mut client, mut server) = (endpoint(), endpoint());
+    let h = client.connect(0xabc).unwrap();
+    client.connection(h).unwrap().add_subflow(false).unwrap();
+    client.connection(h).unwrap().write(b"hello");
+    let mut s = None;
+    for _ in 0..4 {
+        s = exchange(&mut client, h, &mut server, addr(CLIENT), Instant::ZERO).or(s);
+    }
+    let token = server.connection(s.expect("accepted")).unwrap().token();
+    let forged = |control: Control| {
+        let p = Packet {
+            cid: token,
+            subflow: SubflowId(5),
+            frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }),
+            control: Some(control),
+        };
+        let mut out = Vec::new();
+        wire::encode(&p, &mut out);
+        out
+    };
+    let join = forged(Control::Join { token, nonce: 7, backup: false });
+    assert!(matches!(server.handle(Instant::ZERO, addr(CLIENT_2), &join), DatagramEvent::Connection { .. }));
+    let bad = forged(Control::JoinAck { mac: [9; 32] });
+    assert_eq!(server.handle(Instant::ZERO, addr(CLIENT_2), &bad), DatagramEvent::Dropped(Drop::Ignored));
+}
