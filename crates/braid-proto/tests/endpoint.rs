@@ -197,3 +197,85 @@ fn a_packet_the_connection_ignores_is_dropped() {
     let bad = forged(Control::JoinAck { mac: [9; 32] });
     assert_eq!(server.handle(Instant::ZERO, addr(CLIENT_2), &bad), DatagramEvent::Dropped(Drop::Ignored));
 }
+
+/// The first subflow's Hello is lost, so the second opens the connection
+/// after the opening timeout; the first's re-sent Hello is answered late,
+/// from its own address, with another server key (the server keys its
+/// stateless answer by address). The connection keeps the key it opened
+/// with, the late subflow joins instead, and the transfer completes over
+/// both. (Adopting the late key re-addressed every packet to a connection
+/// the server never had: `braid send` stalled until its timeout, one run
+/// in thirty of ten concurrent clients.)
+#[test]
+fn a_late_answer_to_a_second_hello_does_not_change_the_connection() {
+    let (mut client, mut server) = (endpoint(), endpoint());
+    let h = client.connect(0xabc).unwrap();
+    for _ in 0..2 {
+        client.connection(h).unwrap().add_subflow(false).unwrap();
+    }
+    let data: Vec<u8> = (0..200_000u32).map(|i| (i % 253) as u8).collect();
+    let from = |p: &Packet| if p.subflow == SubflowId(0) { addr(CLIENT) } else { addr(CLIENT_2) };
+    let mut written = client.connection(h).unwrap().write(&data);
+    let (mut got, mut out, mut held) = (Vec::new(), Vec::new(), Vec::new());
+    let mut server_handle = None;
+    let mut now = Instant::ZERO;
+    let mut hellos = 0;
+    for _ in 0..20_000 {
+        written += client.connection(h).unwrap().write(&data[written..]);
+        while let Some(p) = client.connection(h).unwrap().poll_transmit(now) {
+            out.clear();
+            wire::encode(&p, &mut out);
+            if matches!(p.control, Some(Control::Hello { .. })) && p.subflow == SubflowId(0) {
+                hellos += 1;
+                match hellos {
+                    1 => continue, // lost
+                    2 => {
+                        held.push(out.clone()); // delayed until the other subflow opened
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            match server.handle(now, from(&p), &out) {
+                DatagramEvent::Reply(bytes) => {
+                    client.handle(now, addr(SERVER), &bytes);
+                }
+                DatagramEvent::Connection { handle, .. } => server_handle = Some(handle),
+                DatagramEvent::Dropped(_) => {}
+            }
+        }
+        if server_handle.is_some() {
+            for bytes in held.drain(..) {
+                if let DatagramEvent::Reply(r) = server.handle(now, addr(CLIENT), &bytes) {
+                    client.handle(now, addr(SERVER), &r);
+                }
+            }
+        }
+        if let Some(s) = server_handle {
+            while let Some(p) = server.connection(s).unwrap().poll_transmit(now) {
+                out.clear();
+                wire::encode(&p, &mut out);
+                client.handle(now, addr(SERVER), &out);
+            }
+            common::read_all(server.connection(s).unwrap(), &mut got);
+        }
+        if got.len() == data.len() {
+            break;
+        }
+        now += braid_proto::Duration::from_millis(1);
+        for e in [&mut client, &mut server] {
+            for c in e.handles() {
+                e.connection(c).unwrap().handle_timeout(now);
+            }
+        }
+    }
+    assert!(hellos >= 2, "the first subflow's Hello was re-sent");
+    assert!(got == data, "{} of {} bytes", got.len(), data.len());
+    let conn = client.connection(h).unwrap();
+    assert!(conn.error().is_none());
+    let at_server = server.connection(server_handle.unwrap()).unwrap();
+    let carried: Vec<u64> =
+        (0..2usize).map(|i| at_server.subflow_stats(i).map_or(0, |s| s.counters.bytes_received_new)).collect();
+    assert!(carried.iter().all(|&b| b > 0), "both subflows carried data: {carried:?}");
+    assert_eq!(server.len(), 1);
+}

@@ -209,6 +209,19 @@ impl Connection {
         let crypto = Arc::clone(&self.session.crypto);
         let local_key = self.session.local_key;
         match (&self.subflows[i].join, &packet.control, &packet.frame) {
+            (JoinState::Hello, Some(Control::HelloReply { .. }), Frame::Ack(_))
+                if self.session.remote_key().is_some() =>
+            {
+                // Another subflow opened the connection while this one's
+                // Hello was late (see `start_joins`). The server keys its
+                // stateless answer by address, so this answer names another
+                // connection, one it never set up: keep the key we have and
+                // join like any later subflow.
+                self.subflows[i].join = JoinState::Pending;
+                self.unjoined += 1;
+                self.start_joins();
+                Verdict::Drop
+            }
             (JoinState::Hello, Some(Control::HelloReply { key }), Frame::Ack(_)) => {
                 self.session.set_remote_key(*key);
                 let control = Control::Establish { client_key: local_key, server_key: *key };
