@@ -209,14 +209,15 @@ impl Connection {
         let crypto = Arc::clone(&self.session.crypto);
         let local_key = self.session.local_key;
         match (&self.subflows[i].join, &packet.control, &packet.frame) {
-            (JoinState::Hello, Some(Control::HelloReply { .. }), Frame::Ack(_))
-                if self.session.remote_key().is_some() =>
+            (JoinState::Hello, Some(Control::HelloReply { key }), Frame::Ack(_))
+                if self.session.remote_key().is_some_and(|k| k != *key) =>
             {
                 // Another subflow opened the connection while this one's
-                // Hello was late (see `start_joins`). The server keys its
-                // stateless answer by address, so this answer names another
-                // connection, one it never set up: keep the key we have and
-                // join like any later subflow.
+                // Hello was late (see `start_joins`), and the answer came
+                // from an endpoint that keys its stateless answers by
+                // address: it names a connection the server never set up.
+                // Keep the key we have and join like any later subflow. (The
+                // same key means the connection itself answered: establish.)
                 self.subflows[i].join = JoinState::Pending;
                 self.unjoined += 1;
                 self.start_joins();
