@@ -299,3 +299,34 @@ fn wvegas_keeps_queues_near_empty() {
     assert!(w_rtt < 25.0 && w_rtt < 0.3 * l_rtt, "queueing kept small: {w_rtt:.1} ms vs LIA {l_rtt:.1} ms");
     assert!(w.goodput_mbps > 5.0, "still moves data: {:.1}", w.goodput_mbps);
 }
+
+/// Linux grows a window only while it is used (`tcp_is_cwnd_limited`, in
+/// every loss-based module of MPTCP v0.96): a 2 Mbit/s application on a
+/// 100 Mbit/s path keeps a few packets in flight, and its window stays
+/// near the initial 10 segments (slow start may reach twice the largest
+/// flight) instead of growing by every byte acknowledged, to megabytes a
+/// burst could then fill. The same for a connection held back by a
+/// 64 KiB receive window: the window ends near that, not without bound.
+/// wVegas gates only its Reno steps, as `mptcp_wvegas.c` does (its slow
+/// start between rounds is ungated there too, and Linux then relies on
+/// RFC 2861's decay of unused windows, which Braid does not model), so its
+/// app-limited window is not checked.
+#[test]
+fn windows_grow_only_while_used() {
+    let toml = |cc: &str, flow: &str| {
+        common::hybrid("20s", &[r#"rate = "100Mbit", rtt = "20ms""#], &format!("cc = \"{cc}\", {flow}"))
+    };
+    for cc in ["reno", "cubic", "lia", "olia", "balia", "ewtcp", "coupled", "semicoupled", "wvegas"] {
+        let app = simulate(&toml(cc, r#"app_rate = "2Mbit", app_message = "1448B""#), 1);
+        let rwnd = simulate(&toml(cc, r#"recv_buffer = "64KiB""#), 1);
+        let (a, r) = (&app.flows[0].subflows[0], &rwnd.flows[0].subflows[0]);
+        println!(
+            "{cc}: app-limited {:.2} Mbit/s, mean window {:.0} B; receive-window-limited {:.1} Mbit/s, mean window {:.0} B",
+            app.flows[0].goodput_mbps, a.cwnd_mean_bytes, rwnd.flows[0].goodput_mbps, r.cwnd_mean_bytes
+        );
+        assert!(app.flows[0].goodput_mbps > 1.9, "{cc}: the application's rate gets through");
+        assert!(cc == "wvegas" || a.cwnd_mean_bytes < 40_000.0, "{cc}: app-limited window {:.0} B", a.cwnd_mean_bytes);
+        assert!(rwnd.flows[0].goodput_mbps > 20.0, "{cc}: 64 KiB per 20 ms gets through");
+        assert!(r.cwnd_mean_bytes < 200_000.0, "{cc}: receive-window-limited window {:.0} B", r.cwnd_mean_bytes);
+    }
+}

@@ -151,6 +151,12 @@ pub struct Subflow {
     first_sent_time: Instant,
     app_limited_until: u64,
     last_delivery_rate: f64,
+    /// Linux's `tcp_cwnd_validate` bookkeeping (see [`Subflow::validate_cwnd`]):
+    /// the most bytes in flight in the current window, the packet number
+    /// that ends that window, and whether the window was full then.
+    max_in_flight: u64,
+    max_in_flight_until: u64,
+    window_was_full: bool,
 }
 
 impl Subflow {
@@ -184,6 +190,37 @@ impl Subflow {
             first_sent_time: Instant::ZERO,
             app_limited_until: 0,
             last_delivery_rate: 0.0,
+            max_in_flight: 0,
+            max_in_flight_until: 0,
+            window_was_full: false,
+        }
+    }
+
+    /// After sending data: remembers whether the window was full, as
+    /// Linux's `tcp_cwnd_validate` does after each transmit (MPTCP v0.96's
+    /// `mptcp_write_xmit` calls it for every subflow it sent on, with
+    /// "in flight >= cwnd"): the largest flight of the current window and
+    /// whether the window limited it then. A new window begins once
+    /// everything sent before the last update has left the network.
+    pub fn validate_cwnd(&mut self, window_full: bool) {
+        if self.base_pn >= self.max_in_flight_until || self.bytes_in_flight > self.max_in_flight {
+            self.max_in_flight = self.bytes_in_flight;
+            self.max_in_flight_until = self.next_pn;
+            self.window_was_full = window_full;
+        }
+    }
+
+    /// Linux's `tcp_is_cwnd_limited`: may a window of `cwnd` bytes grow on
+    /// this ACK? In slow start while it is under twice the largest recent
+    /// flight (so it reaches twice what was acknowledged); otherwise only
+    /// if the window was full when the largest flight was sent. A subflow
+    /// held back by the application, the receiver's window or the
+    /// scheduler does not inflate a window it never used.
+    pub fn cwnd_limited(&self, cwnd: u64, ssthresh: u64) -> bool {
+        if cwnd < ssthresh {
+            cwnd < 2 * self.max_in_flight
+        } else {
+            self.window_was_full
         }
     }
 
@@ -512,6 +549,41 @@ mod tests {
     }
 
     const RTO: Duration = Duration::from_secs(1);
+
+    /// `tcp_cwnd_validate` / `tcp_is_cwnd_limited` by hand: the largest
+    /// flight of a window and whether the window was full then decide.
+    #[test]
+    fn the_window_may_grow_only_when_it_was_used() {
+        let mut s = Subflow::new(1000, false);
+        // Three packets, the window (say 10,000 B) far from full.
+        for k in 0..3 {
+            s.on_sent(ms(k), k * 1000, 1000, RTO);
+            s.validate_cwnd(false);
+        }
+        // Slow start (cwnd < ssthresh): grows while under 2 x 3,000 B.
+        assert!(s.cwnd_limited(5_999, u64::MAX));
+        assert!(!s.cwnd_limited(6_000, u64::MAX));
+        // Congestion avoidance: the window was not full.
+        assert!(!s.cwnd_limited(3_000, 3_000));
+        // A fourth packet fills it: a larger flight, now marked full.
+        s.on_sent(ms(3), 3000, 1000, RTO);
+        s.validate_cwnd(true);
+        assert!(s.cwnd_limited(4_000, 4_000));
+        assert!(s.cwnd_limited(7_999, u64::MAX) && !s.cwnd_limited(8_000, u64::MAX));
+        // Within the same window a smaller flight changes nothing...
+        s.on_ack(ms(50), &ack(2, &[]), 3, |_| RTO);
+        s.on_sent(ms(50), 4000, 1000, RTO);
+        s.validate_cwnd(false);
+        assert!(s.cwnd_limited(4_000, 4_000), "still the window of the full flight");
+        // ...until everything sent up to the full flight has left: packet 4
+        // (sent after it) is acknowledged with the rest, a new window
+        // begins, and its first flight was not full.
+        s.on_ack(ms(100), &ack(5, &[]), 3, |_| RTO);
+        s.on_sent(ms(100), 5000, 1000, RTO);
+        s.validate_cwnd(false);
+        assert!(!s.cwnd_limited(4_000, 4_000));
+        assert!(s.cwnd_limited(1_999, u64::MAX) && !s.cwnd_limited(2_000, u64::MAX), "largest flight now 1,000 B");
+    }
 
     #[test]
     fn in_order_acks_give_rtt_and_rate_samples() {

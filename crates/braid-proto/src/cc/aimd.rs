@@ -3,6 +3,13 @@
 //! rule: [`Aimd`] owns every subflow's [`Window`], runs slow start and the
 //! RTO reset, and asks its [`WindowRule`] only for the congestion-avoidance
 //! increase and the loss decrease.
+//!
+//! A window grows (slow start or increase) only while it is used:
+//! `AckSample::cwnd_limited`, Linux's `tcp_is_cwnd_limited`, which every
+//! loss-based MPTCP v0.96 module checks (`mptcp_ccc_cong_avoid`,
+//! `mptcp_olia_cong_avoid`, `mptcp_balia_cong_avoid`, `tcp_reno_cong_avoid`).
+//! EWTCP, COUPLED and SEMICOUPLED have no kernel module; they follow the
+//! same rule. RFC 2861's decay of an unused window is not modelled.
 
 use super::window::{self, Window};
 use super::{deactivate, install, AckSample, Controller, PathView};
@@ -57,7 +64,7 @@ impl<R: WindowRule> Controller for Aimd<R> {
             return;
         }
         self.rule.observe_ack(path, ack);
-        if ack.in_recovery {
+        if ack.in_recovery || !ack.cwnd_limited {
             return;
         }
         let rest = self.windows[path].slow_start(ack.bytes_acked);
@@ -110,5 +117,30 @@ pub(crate) mod test_support {
 
     pub fn ack(bytes: u64) -> AckSample {
         crate::cc::test_ack(Instant::ZERO, bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{ack, in_avoidance};
+    use super::*;
+    use crate::cc::lia::Lia;
+
+    /// A window that was not used (`cwnd_limited` false) neither slow-starts
+    /// nor grows in congestion avoidance; a used one does both.
+    #[test]
+    fn only_a_used_window_grows() {
+        let unused = AckSample { cwnd_limited: false, ..ack(1000) };
+        let mut c = in_avoidance::<Lia>(&[10]);
+        c.on_ack(0, &unused, &[]);
+        assert_eq!(c.window(0), 10_000);
+        c.on_ack(0, &ack(1000), &[]);
+        assert!(c.window(0) > 10_000);
+        let mut c = Aimd::<Lia>::default();
+        c.on_path_added(0, 1000, 10);
+        c.on_ack(0, &unused, &[]);
+        assert_eq!(c.window(0), 10_000, "slow start too");
+        c.on_ack(0, &ack(1000), &[]);
+        assert_eq!(c.window(0), 11_000);
     }
 }

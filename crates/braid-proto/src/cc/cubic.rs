@@ -14,7 +14,10 @@
 //!
 //! Choices: HyStart is off (Linux enables it by default; slow start here is
 //! plain RFC 5681 for every controller). RTT is the subflow's smoothed RTT.
-//! Windows are f64 segments rather than Linux's scaled integers.
+//! Windows are f64 segments rather than Linux's scaled integers. As in
+//! Linux (`bictcp_cong_avoid`), the window grows only while it is used
+//! (`AckSample::cwnd_limited`, `tcp_is_cwnd_limited`); RFC 2861's decay of
+//! a window left unused is not modelled.
 
 use super::window::{self, Window, Windowed};
 use super::{deactivate, install, AckSample, Controller, PathView};
@@ -120,7 +123,7 @@ impl Controller for Cubic {
     }
     fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) else { return };
-        if ack.in_recovery {
+        if ack.in_recovery || !ack.cwnd_limited {
             return;
         }
         let rest = p.window.slow_start(ack.bytes_acked);

@@ -75,6 +75,9 @@ pub struct AckSample {
     pub prior_in_flight: u64,
     /// True while the subflow is in fast recovery; windows do not grow then.
     pub in_recovery: bool,
+    /// Linux's `tcp_is_cwnd_limited` (`Subflow::cwnd_limited`): the window
+    /// was used; loss-based controllers grow it only then.
+    pub cwnd_limited: bool,
     /// Bytes delivered on the subflow so far, this ACK included.
     pub delivered: u64,
     /// Delivery-rate sample, when this ACK yields a valid one.
@@ -194,6 +197,7 @@ pub(crate) fn test_ack(now: Instant, bytes: u64) -> AckSample {
         rtt: None,
         prior_in_flight: 0,
         in_recovery: false,
+        cwnd_limited: true,
         delivered: 0,
         rate: None,
         prior_delivered: None,
@@ -258,6 +262,7 @@ mod properties {
                                 rtt,
                                 prior_in_flight: rng.below(100_000),
                                 in_recovery: rng.below(5) == 0,
+                                cwnd_limited: rng.below(4) != 0,
                                 delivered: step * 1000,
                                 rate: None,
                                 prior_delivered: Some(step * 500),

@@ -26,7 +26,9 @@
 //! `q_delay >= 2 * queue_delay` also fires when both are exactly zero,
 //! which real RTT noise hides but a noiseless simulator hits every round);
 //! a round ends when an ACK covers a packet sent after the round began
-//! (delivered counts) rather than at `snd_nxt`.
+//! (delivered counts) rather than at `snd_nxt`. Its Reno steps grow only a
+//! window in use (`tcp_reno_cong_avoid`'s `tcp_is_cwnd_limited`); the
+//! module's own slow start and Vegas steps are ungated, as in the kernel.
 
 use super::window::{self, Window, Windowed};
 use super::{deactivate, install, AckSample, Controller, PathView};
@@ -181,7 +183,10 @@ impl Controller for WVegas {
         }
         p.round_end = ack.delivered;
         if p.rtt_samples <= 2 {
-            p.reno(ack.bytes_acked);
+            // tcp_reno_cong_avoid, which grows only a window in use.
+            if ack.cwnd_limited {
+                p.reno(ack.bytes_acked);
+            }
         } else {
             p.decide(ack.bytes_acked, |mine| if total > 0.0 { mine / total } else { 1.0 });
         }
@@ -279,6 +284,7 @@ mod tests {
             rtt: Some(Duration::from_millis(100)),
             prior_in_flight: 0,
             in_recovery: false,
+            cwnd_limited: true,
             delivered,
             rate: None,
             prior_delivered: Some(prior),

@@ -112,6 +112,7 @@ impl Connection {
                 rtt: out.rtt,
                 prior_in_flight,
                 in_recovery,
+                cwnd_limited: self.subflows[i].cwnd_limited(self.cc.window(i), self.cc.ssthresh(i)),
                 delivered: self.subflows[i].delivered(),
                 rate: out.rate,
                 prior_delivered: out.prior_delivered,

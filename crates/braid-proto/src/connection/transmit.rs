@@ -333,6 +333,8 @@ impl Connection {
         let pn_floor = self.subflows[i].pn_floor();
         let pn = self.subflows[i].on_sent(now, dsn, len, rto);
         if len > 0 {
+            let full = !self.window_space(i, self.subflows[i].mss);
+            self.subflows[i].validate_cwnd(full);
             self.arm_data_rto(now);
         }
         let payload = match self.send.payload(dsn, len) {
