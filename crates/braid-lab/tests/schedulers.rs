@@ -374,3 +374,30 @@ fn every_scheduler_routes_around_a_failed_path() {
         assert!(done < limit, "{name}: {done:.2} s");
     }
 }
+
+/// Seed 004's mild-heterogeneity bandwidth scenario (SF1 100 Mbit/s, SF2
+/// 75 Mbit/s, both 0 ms) under BBR: BLEST uses SF2 because the receiver
+/// acknowledges a subflow's first packets at once (Linux's quick-ack
+/// mode). Without it SF2's opening segments wait for the 40 ms
+/// delayed-ACK timer, its RTT reads tens of milliseconds on a 0-ms path,
+/// and BLEST never sends there again.
+#[test]
+fn quick_acks_let_blest_measure_a_second_fast_path() {
+    let run = |quickacks: u32| {
+        let s = simulate(&format!(
+            r#"
+            duration = "10s"
+            topology = {{ kind = "hybrid-access", core_rate = "2Gbit", link = [
+              {{ name = "SF1", rate = "100Mbit", rtt = "0ms", queue = "1000p" }},
+              {{ name = "SF2", rate = "75Mbit", rtt = "0ms", queue = "1000p" }},
+            ] }}
+            flow = [{{ cc = "bbr", scheduler = "blest", send_buffer = "kernel:16MiB", recv_buffer = "auto:16MiB", quickacks = {quickacks} }}]
+            "#
+        ));
+        let sf2 = &s.flows[0].subflows[1];
+        println!("quickacks {quickacks}: SF2 {:.1} Mbit/s, SRTT {:?} ms", sf2.goodput_mbps, sf2.srtt_mean_ms);
+        sf2.goodput_mbps
+    };
+    assert!(run(16) > 50.0, "with quick-ack mode BLEST uses SF2");
+    assert!(run(0) < 5.0, "without it SF2 stays nearly idle (the mechanism this test is about)");
+}

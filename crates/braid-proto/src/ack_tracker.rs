@@ -5,12 +5,35 @@
 //! `ack_every`-th packet, or after `max_ack_delay`, and at once when a packet
 //! arrives out of order, fills a hole, or is a duplicate (so the sender's
 //! loss detection is not slowed down).
+//!
+//! Quick-ack mode (Linux's `tcp_incr_quickack`, called from
+//! `tcp_event_data_recv`): when a subflow starts receiving, and when a
+//! packet arrives after a silence longer than the RTO, the next
+//! `quickacks` acknowledgements go out at once. A sender whose subflow
+//! carries a lone segment now and then (a scheduler's second choice) then
+//! measures its RTT rather than the delayed-ACK timer. Deviations: Linux
+//! enters the mode on the first data segment and sizes it by the initial
+//! receive window (`rcv_wnd / (2 MSS)`, at most 16); Braid enters it on the
+//! subflow's opening probe and always grants `quickacks`.
 
 use crate::packet::MAX_SACK_BLOCKS;
 use crate::time::{Duration, Instant};
 
 /// Most received ranges remembered above the cumulative point.
 const MAX_RANGES: usize = 256;
+
+/// When to acknowledge (from the connection's `Config`).
+#[derive(Clone, Copy, Debug)]
+pub struct AckPolicy {
+    /// Acknowledge every this many packets (1: no delayed ACKs).
+    pub every: u32,
+    /// Longest an acknowledgement waits.
+    pub max_delay: Duration,
+    /// Acknowledgements sent at once in quick-ack mode (0: never).
+    pub quickacks: u32,
+    /// A silence longer than this re-enters quick-ack mode (the RTO).
+    pub idle: Duration,
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct AckTracker {
@@ -24,20 +47,27 @@ pub struct AckTracker {
     unacked: u32,
     deadline: Option<Instant>,
     immediate: bool,
+    /// Quick acknowledgements left, and when the last packet arrived.
+    quick: u32,
+    last_arrival: Option<Instant>,
 }
 
 impl AckTracker {
     /// Records `pn`, after moving the cumulative point up to the sender's
     /// `floor`; returns false if `pn` was a duplicate.
-    pub fn on_packet(&mut self, now: Instant, pn: u64, floor: u64, ack_every: u32, max_delay: Duration) -> bool {
+    pub fn on_packet(&mut self, now: Instant, pn: u64, floor: u64, policy: &AckPolicy) -> bool {
+        if self.last_arrival.is_none_or(|t| now.saturating_since(t) > policy.idle) {
+            self.quick = policy.quickacks;
+        }
+        self.last_arrival = Some(now);
         self.advance_floor(floor);
         self.last_pn = pn;
         let fresh = self.insert(pn);
         self.unacked += 1;
-        if !fresh || !self.ranges.is_empty() || self.unacked >= ack_every.max(1) {
+        if !fresh || !self.ranges.is_empty() || self.unacked >= policy.every.max(1) || self.quick > 0 {
             self.immediate = true;
         } else if self.deadline.is_none() {
-            self.deadline = Some(now + max_delay);
+            self.deadline = Some(now + policy.max_delay);
         }
         fresh
     }
@@ -120,6 +150,7 @@ impl AckTracker {
     /// highest), and resets the delayed-ACK state.
     pub fn take_ack(&mut self) -> (u64, [(u64, u64); MAX_SACK_BLOCKS], u8) {
         self.unacked = 0;
+        self.quick = self.quick.saturating_sub(1);
         self.deadline = None;
         self.immediate = false;
         let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
@@ -147,19 +178,50 @@ mod tests {
     use super::*;
 
     const D: Duration = Duration::from_millis(40);
+    /// Delayed ACKs without quick-ack mode.
+    const P: AckPolicy = AckPolicy { every: 2, max_delay: D, quickacks: 0, idle: Duration::from_secs(1) };
 
     #[test]
     fn in_order_packets_are_acked_every_second_or_after_delay() {
         let mut t = AckTracker::default();
         let now = Instant::ZERO;
-        assert!(t.on_packet(now, 0, 0, 2, D));
+        assert!(t.on_packet(now, 0, 0, &P));
         assert!(!t.ack_due(now));
         assert!(t.ack_due(now + D));
-        assert!(t.on_packet(now, 1, 0, 2, D));
+        assert!(t.on_packet(now, 1, 0, &P));
         assert!(t.ack_due(now));
         let (cum, _, n) = t.take_ack();
         assert_eq!((cum, n), (2, 0));
         assert!(!t.ack_due(now));
+    }
+
+    /// Linux's quick-ack mode: the first `quickacks` packets are
+    /// acknowledged one by one, then every second; after a silence longer
+    /// than the RTO, quick again.
+    #[test]
+    fn quick_acks_at_the_start_and_after_idle() {
+        let policy = AckPolicy { quickacks: 3, ..P };
+        let mut t = AckTracker::default();
+        let mut now = Instant::ZERO;
+        let mut pn = 0;
+        let mut arrive = |t: &mut AckTracker, at: Instant| {
+            t.on_packet(at, pn, 0, &policy);
+            pn += 1;
+            let due = t.ack_due(at);
+            if due {
+                t.take_ack();
+            }
+            due
+        };
+        let start: Vec<bool> = (0..7).map(|_| arrive(&mut t, now)).collect();
+        assert_eq!(start, [true, true, true, false, true, false, true]);
+        // A silence of exactly the RTO is not idle; a longer one is.
+        now += Duration::from_secs(1);
+        assert!(!arrive(&mut t, now));
+        assert!(arrive(&mut t, now));
+        now += Duration::from_millis(1001);
+        let after: Vec<bool> = (0..5).map(|_| arrive(&mut t, now)).collect();
+        assert_eq!(after, [true, true, true, false, true]);
     }
 
     #[test]
@@ -167,15 +229,15 @@ mod tests {
         let mut t = AckTracker::default();
         let now = Instant::ZERO;
         for pn in [0, 2, 3, 6, 4] {
-            t.on_packet(now, pn, 0, 2, D);
+            t.on_packet(now, pn, 0, &P);
         }
         assert!(t.ack_due(now));
         let (cum, blocks, n) = t.take_ack();
         assert_eq!(cum, 1);
         assert_eq!(&blocks[..n as usize], &[(2, 5), (6, 7)]);
-        assert!(!t.on_packet(now, 3, 0, 2, D), "duplicate");
-        t.on_packet(now, 1, 0, 2, D);
-        t.on_packet(now, 5, 0, 2, D);
+        assert!(!t.on_packet(now, 3, 0, &P), "duplicate");
+        t.on_packet(now, 1, 0, &P);
+        t.on_packet(now, 5, 0, &P);
         let (cum, _, n) = t.take_ack();
         assert_eq!((cum, n), (7, 0));
     }
@@ -185,15 +247,15 @@ mod tests {
         let mut t = AckTracker::default();
         let now = Instant::ZERO;
         for pn in [0, 2, 3, 5, 6] {
-            t.on_packet(now, pn, 0, 2, D);
+            t.on_packet(now, pn, 0, &P);
         }
         // Packet 1 was lost and its data re-sent as packet 7; the sender now
         // waits for nothing below 4.
-        t.on_packet(now, 7, 4, 2, D);
+        t.on_packet(now, 7, 4, &P);
         let (cum, blocks, n) = t.take_ack();
         assert_eq!((cum, n), (4, 1));
         assert_eq!(blocks[0], (5, 8));
-        t.on_packet(now, 8, 5, 2, D);
+        t.on_packet(now, 8, 5, &P);
         let (cum, _, n) = t.take_ack();
         assert_eq!((cum, n), (9, 0));
     }
@@ -219,7 +281,7 @@ mod tests {
                 floor = floor.max(carried);
                 let arrived_before = pn < floor || seen.contains(&pn);
                 seen.insert(pn);
-                let fresh = t.on_packet(Instant::ZERO, pn, carried, 2, D);
+                let fresh = t.on_packet(Instant::ZERO, pn, carried, &P);
                 proptest::prop_assert_eq!(fresh, !arrived_before);
                 let mut cum = floor;
                 while seen.contains(&cum) {

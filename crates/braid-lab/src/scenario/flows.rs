@@ -66,6 +66,7 @@ pub(super) struct RawFlow {
     min_rto: Option<String>,
     ack_every: Option<u32>,
     max_ack_delay: Option<String>,
+    quickacks: Option<u32>,
     initial_window: Option<u32>,
     mss: Option<u32>,
     opportunistic: Option<bool>,
@@ -310,6 +311,9 @@ fn table(cx: &Ctx, i: usize, f: &RawFlow, duration: Duration) -> Result<Table, S
     }
     if let Some(s) = &f.max_ack_delay {
         config.max_ack_delay = cx.field(&key("max_ack_delay"), parse_duration(s))?;
+    }
+    if let Some(n) = f.quickacks {
+        config.quickacks = cx.within(&key("quickacks"), n, 0..=64, "0 (off) to 64")?;
     }
     if let Some(n) = f.initial_window {
         config.initial_window = cx.within(&key("initial_window"), n, 1..=1000, "1 to 1000 segments")?;

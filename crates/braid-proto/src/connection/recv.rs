@@ -4,6 +4,7 @@
 use super::handshake::Verdict;
 use super::timer::Timer;
 use super::{subflow_rto, Connection, Event};
+use crate::ack_tracker::AckPolicy;
 use crate::autotune::TunedPath;
 use crate::cc::AckSample;
 use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, SubflowId};
@@ -45,7 +46,12 @@ impl Connection {
     }
 
     pub(super) fn on_data(&mut self, now: Instant, i: usize, d: DataFrame) {
-        let (ack_every, delay) = (self.config.ack_every, self.config.max_ack_delay);
+        let policy = AckPolicy {
+            every: self.config.ack_every,
+            max_delay: self.config.max_ack_delay,
+            quickacks: self.config.quickacks,
+            idle: self.rto_of(i),
+        };
         let sf = &mut self.subflows[i];
         if d.dsn + u64::from(d.len) > self.recv.window_end() {
             // Beyond the window: drop it unacknowledged, as TCP does, so the
@@ -53,7 +59,7 @@ impl Connection {
             sf.receiver.request_immediate();
             return;
         }
-        sf.receiver.on_packet(now, d.pn, d.pn_floor, ack_every, delay);
+        sf.receiver.on_packet(now, d.pn, d.pn_floor, &policy);
         if d.len == 0 {
             // A probe: answer at once.
             sf.receiver.request_immediate();
