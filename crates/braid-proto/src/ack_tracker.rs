@@ -56,10 +56,12 @@ impl AckTracker {
     /// Records `pn`, after moving the cumulative point up to the sender's
     /// `floor`; returns false if `pn` was a duplicate.
     pub fn on_packet(&mut self, now: Instant, pn: u64, floor: u64, policy: &AckPolicy) -> bool {
-        if self.last_arrival.is_none_or(|t| now.saturating_since(t) > policy.idle) {
-            self.quick = policy.quickacks;
+        if policy.quickacks > 0 {
+            if self.last_arrival.is_none_or(|t| now.saturating_since(t) > policy.idle) {
+                self.quick = policy.quickacks;
+            }
+            self.last_arrival = Some(now);
         }
-        self.last_arrival = Some(now);
         self.advance_floor(floor);
         self.last_pn = pn;
         let fresh = self.insert(pn);

@@ -16,6 +16,7 @@
 use std::collections::VecDeque;
 
 use crate::ack_tracker::AckTracker;
+use crate::cc::WindowUse;
 use crate::connection::JoinState;
 use crate::packet::{AckFrame, Control};
 use crate::rtt::RttEstimator;
@@ -151,12 +152,10 @@ pub struct Subflow {
     first_sent_time: Instant,
     app_limited_until: u64,
     last_delivery_rate: f64,
-    /// Linux's `tcp_cwnd_validate` bookkeeping (see [`Subflow::validate_cwnd`]):
-    /// the most bytes in flight in the current window, the packet number
-    /// that ends that window, and whether the window was full then.
-    max_in_flight: u64,
-    max_in_flight_until: u64,
-    window_was_full: bool,
+    /// Linux's `tcp_cwnd_validate` record (see [`Subflow::validate_cwnd`])
+    /// and the packet number that ends its window.
+    window_use: WindowUse,
+    window_use_until: u64,
 }
 
 impl Subflow {
@@ -190,38 +189,28 @@ impl Subflow {
             first_sent_time: Instant::ZERO,
             app_limited_until: 0,
             last_delivery_rate: 0.0,
-            max_in_flight: 0,
-            max_in_flight_until: 0,
-            window_was_full: false,
+            window_use: WindowUse::default(),
+            window_use_until: 0,
         }
     }
 
-    /// After sending data: remembers whether the window was full, as
-    /// Linux's `tcp_cwnd_validate` does after each transmit (MPTCP v0.96's
-    /// `mptcp_write_xmit` calls it for every subflow it sent on, with
-    /// "in flight >= cwnd"): the largest flight of the current window and
-    /// whether the window limited it then. A new window begins once
-    /// everything sent before the last update has left the network.
-    pub fn validate_cwnd(&mut self, window_full: bool) {
-        if self.base_pn >= self.max_in_flight_until || self.bytes_in_flight > self.max_in_flight {
-            self.max_in_flight = self.bytes_in_flight;
-            self.max_in_flight_until = self.next_pn;
-            self.window_was_full = window_full;
+    /// After sending data: Linux's `tcp_cwnd_validate`, which MPTCP v0.96's
+    /// `mptcp_write_xmit` calls for every subflow it sent on, with "in
+    /// flight at least cwnd": records the largest flight of the current
+    /// window and whether `window_full(bytes, packets, mss)` was true then. A new
+    /// window begins once everything sent before the last record has left
+    /// the network.
+    pub fn validate_cwnd(&mut self, window_full: impl FnOnce(u64, u64, u32) -> bool) {
+        if self.base_pn >= self.window_use_until || self.bytes_in_flight > self.window_use.max_in_flight {
+            let was_full = window_full(self.bytes_in_flight, self.packets_in_flight, self.mss);
+            self.window_use = WindowUse { max_in_flight: self.bytes_in_flight, was_full };
+            self.window_use_until = self.next_pn;
         }
     }
 
-    /// Linux's `tcp_is_cwnd_limited`: may a window of `cwnd` bytes grow on
-    /// this ACK? In slow start while it is under twice the largest recent
-    /// flight (so it reaches twice what was acknowledged); otherwise only
-    /// if the window was full when the largest flight was sent. A subflow
-    /// held back by the application, the receiver's window or the
-    /// scheduler does not inflate a window it never used.
-    pub fn cwnd_limited(&self, cwnd: u64, ssthresh: u64) -> bool {
-        if cwnd < ssthresh {
-            cwnd < 2 * self.max_in_flight
-        } else {
-            self.window_was_full
-        }
+    /// The record [`Subflow::validate_cwnd`] keeps, for the controller.
+    pub fn window_use(&self) -> WindowUse {
+        self.window_use
     }
 
     /// Bytes delivered to the peer on this subflow so far.
@@ -558,31 +547,34 @@ mod tests {
         // Three packets, the window (say 10,000 B) far from full.
         for k in 0..3 {
             s.on_sent(ms(k), k * 1000, 1000, RTO);
-            s.validate_cwnd(false);
+            s.validate_cwnd(|_, _, _| false);
         }
         // Slow start (cwnd < ssthresh): grows while under 2 x 3,000 B.
-        assert!(s.cwnd_limited(5_999, u64::MAX));
-        assert!(!s.cwnd_limited(6_000, u64::MAX));
+        assert!(s.window_use().limits(5_999, u64::MAX));
+        assert!(!s.window_use().limits(6_000, u64::MAX));
         // Congestion avoidance: the window was not full.
-        assert!(!s.cwnd_limited(3_000, 3_000));
+        assert!(!s.window_use().limits(3_000, 3_000));
         // A fourth packet fills it: a larger flight, now marked full.
         s.on_sent(ms(3), 3000, 1000, RTO);
-        s.validate_cwnd(true);
-        assert!(s.cwnd_limited(4_000, 4_000));
-        assert!(s.cwnd_limited(7_999, u64::MAX) && !s.cwnd_limited(8_000, u64::MAX));
+        s.validate_cwnd(|_, _, _| true);
+        assert!(s.window_use().limits(4_000, 4_000));
+        assert!(s.window_use().limits(7_999, u64::MAX) && !s.window_use().limits(8_000, u64::MAX));
         // Within the same window a smaller flight changes nothing...
         s.on_ack(ms(50), &ack(2, &[]), 3, |_| RTO);
         s.on_sent(ms(50), 4000, 1000, RTO);
-        s.validate_cwnd(false);
-        assert!(s.cwnd_limited(4_000, 4_000), "still the window of the full flight");
+        s.validate_cwnd(|_, _, _| false);
+        assert!(s.window_use().limits(4_000, 4_000), "still the window of the full flight");
         // ...until everything sent up to the full flight has left: packet 4
         // (sent after it) is acknowledged with the rest, a new window
         // begins, and its first flight was not full.
         s.on_ack(ms(100), &ack(5, &[]), 3, |_| RTO);
         s.on_sent(ms(100), 5000, 1000, RTO);
-        s.validate_cwnd(false);
-        assert!(!s.cwnd_limited(4_000, 4_000));
-        assert!(s.cwnd_limited(1_999, u64::MAX) && !s.cwnd_limited(2_000, u64::MAX), "largest flight now 1,000 B");
+        s.validate_cwnd(|_, _, _| false);
+        assert!(!s.window_use().limits(4_000, 4_000));
+        assert!(
+            s.window_use().limits(1_999, u64::MAX) && !s.window_use().limits(2_000, u64::MAX),
+            "largest flight now 1,000 B"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! increase and the loss decrease.
 //!
 //! A window grows (slow start or increase) only while it is used:
-//! `AckSample::cwnd_limited`, Linux's `tcp_is_cwnd_limited`, which every
+//! `WindowUse::limits`, Linux's `tcp_is_cwnd_limited`, which every
 //! loss-based MPTCP v0.96 module checks (`mptcp_ccc_cong_avoid`,
 //! `mptcp_olia_cong_avoid`, `mptcp_balia_cong_avoid`, `tcp_reno_cong_avoid`).
 //! EWTCP, COUPLED and SEMICOUPLED have no kernel module; they follow the
@@ -64,7 +64,8 @@ impl<R: WindowRule> Controller for Aimd<R> {
             return;
         }
         self.rule.observe_ack(path, ack);
-        if ack.in_recovery || !ack.cwnd_limited {
+        let w = &self.windows[path];
+        if ack.in_recovery || !ack.window_use.limits(w.bytes(), w.ssthresh_bytes()) {
             return;
         }
         let rest = self.windows[path].slow_start(ack.bytes_acked);
@@ -126,11 +127,12 @@ mod tests {
     use super::*;
     use crate::cc::lia::Lia;
 
-    /// A window that was not used (`cwnd_limited` false) neither slow-starts
+    /// A window that was not used (`WindowUse::limits` false) neither slow-starts
     /// nor grows in congestion avoidance; a used one does both.
     #[test]
     fn only_a_used_window_grows() {
-        let unused = AckSample { cwnd_limited: false, ..ack(1000) };
+        let unused =
+            AckSample { window_use: crate::cc::WindowUse { max_in_flight: 1000, was_full: false }, ..ack(1000) };
         let mut c = in_avoidance::<Lia>(&[10]);
         c.on_ack(0, &unused, &[]);
         assert_eq!(c.window(0), 10_000);

@@ -414,7 +414,7 @@ mod tests {
             rtt: Some(Duration::from_millis(rtt_ms)),
             prior_in_flight: 0,
             in_recovery: false,
-            cwnd_limited: true,
+            window_use: crate::cc::WindowUse::FULL,
             delivered,
             rate: Some(RateSample { delivery_rate: rate, prior_delivered: prior, is_app_limited: false }),
             prior_delivered: Some(prior),

@@ -16,7 +16,7 @@
 //! plain RFC 5681 for every controller). RTT is the subflow's smoothed RTT.
 //! Windows are f64 segments rather than Linux's scaled integers. As in
 //! Linux (`bictcp_cong_avoid`), the window grows only while it is used
-//! (`AckSample::cwnd_limited`, `tcp_is_cwnd_limited`); RFC 2861's decay of
+//! (`WindowUse::limits`, `tcp_is_cwnd_limited`); RFC 2861's decay of
 //! a window left unused is not modelled.
 
 use super::window::{self, Window, Windowed};
@@ -123,7 +123,7 @@ impl Controller for Cubic {
     }
     fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) else { return };
-        if ack.in_recovery || !ack.cwnd_limited {
+        if ack.in_recovery || !ack.window_use.limits(p.window.bytes(), p.window.ssthresh_bytes()) {
             return;
         }
         let rest = p.window.slow_start(ack.bytes_acked);

@@ -75,9 +75,10 @@ pub struct AckSample {
     pub prior_in_flight: u64,
     /// True while the subflow is in fast recovery; windows do not grow then.
     pub in_recovery: bool,
-    /// Linux's `tcp_is_cwnd_limited` (`Subflow::cwnd_limited`): the window
-    /// was used; loss-based controllers grow it only then.
-    pub cwnd_limited: bool,
+    /// How much of its window the subflow used lately: loss-based
+    /// controllers grow a window only while it is used
+    /// ([`WindowUse::limits`], Linux's `tcp_is_cwnd_limited`).
+    pub window_use: WindowUse,
     /// Bytes delivered on the subflow so far, this ACK included.
     pub delivered: u64,
     /// Delivery-rate sample, when this ACK yields a valid one.
@@ -85,6 +86,35 @@ pub struct AckSample {
     /// `delivered` when the newest packet this ACK covers was sent (ACKs
     /// with this at or past the `delivered` of a round's start end the round).
     pub prior_delivered: Option<u64>,
+}
+
+/// How much of its window a subflow used lately: Linux's
+/// `tcp_cwnd_validate` record, kept by the subflow
+/// (`Subflow::validate_cwnd`): the largest flight of the current window
+/// and whether the window was full when it was sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WindowUse {
+    pub max_in_flight: u64,
+    pub was_full: bool,
+}
+
+impl WindowUse {
+    /// A window always in use (for callers without a subflow's record).
+    pub const FULL: WindowUse = WindowUse { max_in_flight: u64::MAX / 2, was_full: true };
+
+    /// Linux's `tcp_is_cwnd_limited`: may a window of `cwnd` bytes grow?
+    /// In slow start while it is under twice the largest recent flight (so
+    /// it reaches twice what was acknowledged); otherwise only if the
+    /// window was full when that flight was sent. A subflow held back by
+    /// the application, the receiver's window or the scheduler does not
+    /// inflate a window it never used.
+    pub fn limits(&self, cwnd: u64, ssthresh: u64) -> bool {
+        if cwnd < ssthresh {
+            cwnd < 2 * self.max_in_flight
+        } else {
+            self.was_full
+        }
+    }
 }
 
 /// A congestion controller for all subflows of one connection.
@@ -197,7 +227,7 @@ pub(crate) fn test_ack(now: Instant, bytes: u64) -> AckSample {
         rtt: None,
         prior_in_flight: 0,
         in_recovery: false,
-        cwnd_limited: true,
+        window_use: WindowUse::FULL,
         delivered: 0,
         rate: None,
         prior_delivered: None,
@@ -262,7 +292,10 @@ mod properties {
                                 rtt,
                                 prior_in_flight: rng.below(100_000),
                                 in_recovery: rng.below(5) == 0,
-                                cwnd_limited: rng.below(4) != 0,
+                                window_use: WindowUse {
+                                    max_in_flight: rng.below(100_000),
+                                    was_full: rng.below(4) != 0,
+                                },
                                 delivered: step * 1000,
                                 rate: None,
                                 prior_delivered: Some(step * 500),

@@ -288,7 +288,7 @@ mod tests {
             rtt: Some(Duration::from_millis(40)),
             prior_in_flight: 0,
             in_recovery: false,
-            cwnd_limited: true,
+            window_use: crate::cc::WindowUse::FULL,
             delivered: 1000,
             // Path 0's bandwidth, so BtlBw's filter agrees with `with_bw`.
             rate: Some(crate::subflow::RateSample { delivery_rate: 10e6, prior_delivered: 0, is_app_limited: false }),

@@ -184,7 +184,7 @@ impl Controller for WVegas {
         p.round_end = ack.delivered;
         if p.rtt_samples <= 2 {
             // tcp_reno_cong_avoid, which grows only a window in use.
-            if ack.cwnd_limited {
+            if ack.window_use.limits(p.window.bytes(), p.window.ssthresh_bytes()) {
                 p.reno(ack.bytes_acked);
             }
         } else {
@@ -284,7 +284,7 @@ mod tests {
             rtt: Some(Duration::from_millis(100)),
             prior_in_flight: 0,
             in_recovery: false,
-            cwnd_limited: true,
+            window_use: crate::cc::WindowUse::FULL,
             delivered,
             rate: None,
             prior_delivered: Some(prior),

@@ -8,7 +8,7 @@ use crate::ack_tracker::AckPolicy;
 use crate::autotune::TunedPath;
 use crate::cc::AckSample;
 use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, SubflowId};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 impl Connection {
     /// Processes one packet received on the subflow it names. Malformed
@@ -50,7 +50,7 @@ impl Connection {
             every: self.config.ack_every,
             max_delay: self.config.max_ack_delay,
             quickacks: self.config.quickacks,
-            idle: self.rto_of(i),
+            idle: if self.config.quickacks > 0 { self.rto_of(i) } else { Duration::MAX },
         };
         let sf = &mut self.subflows[i];
         if d.dsn + u64::from(d.len) > self.recv.window_end() {
@@ -118,7 +118,7 @@ impl Connection {
                 rtt: out.rtt,
                 prior_in_flight,
                 in_recovery,
-                cwnd_limited: self.subflows[i].cwnd_limited(self.cc.window(i), self.cc.ssthresh(i)),
+                window_use: self.subflows[i].window_use(),
                 delivered: self.subflows[i].delivered(),
                 rate: out.rate,
                 prior_delivered: out.prior_delivered,

@@ -333,8 +333,10 @@ impl Connection {
         let pn_floor = self.subflows[i].pn_floor();
         let pn = self.subflows[i].on_sent(now, dsn, len, rto);
         if len > 0 {
-            let full = !self.window_space(i, self.subflows[i].mss);
-            self.subflows[i].validate_cwnd(full);
+            let cc = &self.cc;
+            self.subflows[i].validate_cwnd(|bytes, packets, mss| {
+                !crate::sched::window_allows(cc.window(i), mss, bytes, packets, mss)
+            });
             self.arm_data_rto(now);
         }
         let payload = match self.send.payload(dsn, len) {
