@@ -181,7 +181,14 @@ impl Connection {
             Decision::SendAll => return self.send_redundant(now, dsn, len, reinjection),
             Decision::Wait => return None,
         };
-        if !self.subflows.get(i).is_some_and(|s| s.is_established()) || !self.window_space(i, len) {
+        // The views were refreshed for this decision: the chosen subflow's
+        // window as the scheduler saw it.
+        let fits = |v: &SchedPath| {
+            v.active
+                && (v.bytes_in_flight == 0
+                    || crate::sched::window_allows(v.cwnd, v.mss, v.bytes_in_flight, v.packets_in_flight, len))
+        };
+        if !self.sched_views.get(i).is_some_and(fits) {
             return None;
         }
         if reinjection {
