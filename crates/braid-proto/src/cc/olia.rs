@@ -157,6 +157,10 @@ mod tests {
         // Three paths, two best ones outside M: 1/(3*2) each; M gets -1/3.
         let a = olia_alphas(&[p(1.0, 0.01, 10.0), p(2.0, 0.01, 10.0), p(9.0, 0.01, 1.0)]);
         assert_eq!(a, vec![1.0 / 6.0, 1.0 / 6.0, -1.0 / 3.0]);
+        // Three paths, one best outside M and two sharing the max window:
+        // +1/(3*1) for the best, -1/(3*2) for each of M.
+        let a = olia_alphas(&[p(1.0, 0.01, 10.0), p(9.0, 0.01, 1.0), p(9.0, 0.02, 1.0)]);
+        assert_eq!(a, vec![1.0 / 3.0, -1.0 / 6.0, -1.0 / 6.0]);
     }
 
     #[test]
