@@ -295,4 +295,58 @@ mod tests {
         w.on_ack(0, &ack(5000, 1000), &view);
         assert_eq!(w.window(0), 11_100);
     }
+
+    /// wVegas with path 0 at 40 segments and path 1 at 10, both in
+    /// congestion avoidance; path 0 has base RTT 100 ms and two samples of
+    /// 120 ms in the current round.
+    fn two_paths() -> WVegas {
+        let mut w = WVegas::default();
+        for (path, segments) in [(0, 40), (1, 10)] {
+            w.on_path_added(path, 1000, segments);
+            w.paths[path].window.ssthresh = 1.0;
+        }
+        let p = &mut w.paths[0];
+        (p.base_rtt, p.rtt_samples, p.rtt_sum) = (0.100, 2, 0.240);
+        w
+    }
+
+    /// Ends path 0's round with a third 120 ms sample; srtt 120 ms on path 0
+    /// and 100 ms on path 1.
+    fn end_round(w: &mut WVegas) {
+        let view = |ms| PathView { srtt: Some(Duration::from_millis(ms)), active: true, ..Default::default() };
+        let mut ack = crate::cc::test_ack(Instant::ZERO, 1000);
+        (ack.rtt, ack.delivered, ack.prior_delivered) = (Some(Duration::from_millis(120)), 1000, Some(0));
+        w.on_ack(0, &ack, &[view(120), view(100)]);
+    }
+
+    #[test]
+    fn alpha_is_the_subflows_share_of_the_connections_rate() {
+        let mut w = two_paths();
+        assert_eq!(w.alpha(0), Some(WVEGAS_MIN_ALPHA));
+        end_round(&mut w);
+        // diff = 40 x 0.02 / 0.12 = 6.67 >= alpha 2: alpha is recomputed from
+        // the rates x_0 = 40 / 0.12 = 333.3 and x_1 = 10 / 0.1 = 100 segments/s,
+        // 10 x 333.3 / 433.3 = 7.692; diff is below it: +1 segment.
+        let alpha = w.alpha(0).unwrap();
+        assert!((alpha - 7.692_308).abs() < 1e-6, "{alpha}");
+        assert_eq!(w.window(0), 41_000);
+        assert_eq!(w.ssthresh(0), 30_750, "3/4 of the window");
+    }
+
+    #[test]
+    fn a_removed_subflow_leaves_the_rate_sum() {
+        let mut w = two_paths();
+        w.on_path_removed(1);
+        end_round(&mut w);
+        // Path 0 alone: alpha = 10 x 333.3 / 333.3 = 10.
+        let alpha = w.alpha(0).unwrap();
+        assert!((alpha - WVEGAS_TOTAL_ALPHA).abs() < 1e-9, "{alpha}");
+    }
+
+    #[test]
+    fn penalizing_halves_the_window() {
+        let mut w = two_paths();
+        w.penalize(Instant::ZERO, 0, &[]);
+        assert_eq!(w.window(0), 20_000);
+    }
 }
