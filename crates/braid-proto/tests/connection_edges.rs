@@ -1,0 +1,72 @@
+//! Connection behaviours at their edges that cargo-mutants found no test
+//! pinned: the send buffer's free space, the window update after a read of
+//! half the receive buffer, the failure timer, and how lost small segments
+//! are merged into one retransmission.
+
+use braid_proto::{Config, Connection, Duration, Frame, Instant};
+
+mod common;
+
+#[test]
+fn send_room_is_the_space_left_in_the_send_buffer() {
+    let (mut a, _) = common::pair(Config::default(), "reno", "minrtt", 1);
+    assert_eq!(a.send_room(), 4 << 20);
+    a.write(&[1; 1000]);
+    assert_eq!(a.send_room(), (4 << 20) - 1000);
+}
+
+/// Reading half the receive buffer announces the larger window at once
+/// (so a sender blocked on it resumes); reading less waits for the next ACK.
+#[test]
+fn reading_half_the_buffer_sends_a_window_update() {
+    let cfg = Config { recv_buffer: 20_000, ack_every: 1, ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
+    a.write(&[5; 20_000]);
+    let full = |a: &mut Connection, b: &mut Connection| b.readable() == 20_000 && a.all_acked();
+    let now = common::drive(&mut a, &mut b, 10, 5_000, full, |_, _, _| false).expect("transfer");
+    assert!(b.poll_transmit(now).is_none(), "nothing pending once the transfer is acknowledged");
+    let mut buf = [0; 10_000];
+    assert_eq!(b.read(&mut buf[..9_999]), 9_999);
+    assert!(b.poll_transmit(now).is_none(), "less than half the buffer read: no update yet");
+    assert_eq!(b.read(&mut buf[..1]), 1);
+    let update = b.poll_transmit(now).expect("a window update after reading half the buffer");
+    let Frame::Ack(ack) = update.frame else { panic!("{update:?}") };
+    assert_eq!(ack.window_end, 30_000, "20 kB delivered, 10 kB read, 20 kB buffer");
+}
+
+/// The failure timer runs only while data waits and no subflow can carry
+/// it: a transfer that takes longer than the timeout on a working path
+/// does not fail.
+#[test]
+fn a_long_transfer_on_a_working_path_does_not_fail() {
+    let cfg = Config { failure_timeout: Duration::from_millis(300), ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
+    a.write_zeros(2_000_000);
+    let done = |a: &mut Connection, _: &mut Connection| a.all_acked() || a.error().is_some();
+    let end = common::drive(&mut a, &mut b, 50, 20_000, done, |_, _, _| false).expect("transfer");
+    assert!(end > Instant::ZERO + Duration::from_millis(600), "the transfer outlasts the timeout: {end:?}");
+    assert_eq!(a.error(), None);
+}
+
+/// Lost small segments are merged into one retransmission of up to one
+/// MSS (Linux's `tcp_retrans_try_collapse`), exactly one MSS included.
+#[test]
+fn lost_small_segments_merge_up_to_exactly_one_mss() {
+    let cfg = Config { nodelay: true, ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    let mut sent = 0;
+    for _ in 0..3 {
+        a.write(&[3; 724]);
+        while a.poll_transmit(Instant::ZERO).is_some() {
+            sent += 1;
+        }
+    }
+    assert_eq!(sent, 3, "three segments of half an MSS");
+    // All lost: the timeout queues them for retransmission, one MSS of window.
+    let rto = a.poll_timeout().expect("retransmission timer");
+    a.handle_timeout(rto);
+    let p = a.poll_transmit(rto).expect("a retransmission");
+    let Frame::Data(d) = p.frame else { panic!("{p:?}") };
+    assert_eq!((d.dsn, d.len), (0, 1448), "the first two segments, 724 + 724 = 1448 B, go as one");
+}
