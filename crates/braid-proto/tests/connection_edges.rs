@@ -8,6 +8,12 @@ use braid_proto::{Config, Connection, Duration, Frame, Instant};
 mod common;
 
 #[test]
+fn a_connection_names_its_controller_and_scheduler() {
+    let (a, _) = common::pair(Config::default(), "olia", "ecf", 1);
+    assert_eq!((a.controller_name(), a.scheduler_name()), ("olia", "ecf"));
+}
+
+#[test]
 fn send_room_is_the_space_left_in_the_send_buffer() {
     let (mut a, _) = common::pair(Config::default(), "reno", "minrtt", 1);
     assert_eq!(a.send_room(), 4 << 20);

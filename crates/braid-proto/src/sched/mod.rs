@@ -351,6 +351,19 @@ pub(crate) mod tests {
         assert!(ALGORITHMS.iter().all(|(n, _)| by_name(n).is_some()));
     }
 
+    /// Each scheduler reports the name scenarios and summaries use, and
+    /// retransmits opportunistically by default exactly when its Linux
+    /// module is built on the default scheduler's `mptcp_next_segment`
+    /// (`mptcp_rr.c` and `mptcp_redundant.c` are not).
+    #[test]
+    fn names_and_opportunistic_defaults_follow_the_kernel_modules() {
+        for (name, _) in ALGORITHMS {
+            let s = by_name(name).unwrap();
+            assert_eq!(s.name(), *name);
+            assert_eq!(s.opportunistic_by_default(), !matches!(*name, "rr" | "redundant"), "{name}");
+        }
+    }
+
     /// A regular subflow with `rtt_ms` SRTT, a 10-segment window of 1000-byte
     /// segments and `in_flight` bytes outstanding (10 000 means full).
     pub fn path(rtt_ms: u64, in_flight: u64) -> SchedPath {
