@@ -239,6 +239,13 @@ mod tests {
     }
 
     #[test]
+    fn a_loss_leaves_no_slow_start_threshold() {
+        let mut m = with_bw(&[10e6]);
+        m.on_congestion_event(Instant::ZERO, 0, &[PathView { active: true, ..Default::default() }]);
+        assert_eq!(m.ssthresh(0), u64::MAX, "BBR has none");
+    }
+
+    #[test]
     fn equal_bandwidth_without_a_standing_queue_is_not_a_shared_bottleneck() {
         // Two equal disjoint paths: equal BtlBw, but each subflow's RTT
         // returns to the path's lowest within every cycle (a queue of

@@ -257,6 +257,25 @@ mod tests {
         assert_eq!(p.window.bytes(), 17_500);
     }
 
+    /// The backoff compares with the smallest queueing delay since the
+    /// last one: a round with less queueing lowers the reference.
+    #[test]
+    fn a_lower_queueing_delay_becomes_the_backoff_reference() {
+        let mut p = path(40.0, 120.0);
+        p.alpha = 10.0;
+        // diff = 40 x 0.02 / 0.12 = 6.7 < 10: 41 segments; queue_delay 20 ms.
+        p.decide(1000, |_| 0.5);
+        // 110 ms: diff = 41 x 0.01 / 0.11 = 3.7: 42; queue_delay down to 10 ms.
+        (p.rtt_samples, p.rtt_sum) = (3, 3.0 * 0.110);
+        p.decide(1000, |_| 0.5);
+        assert_eq!(p.window.bytes(), 42_000);
+        // 120 ms again: diff = 7: 43, and 20 ms is twice the 10 ms reference:
+        // 43 x 0.1 / (2 x 0.12) = 17.92 segments.
+        (p.rtt_samples, p.rtt_sum) = (3, 3.0 * 0.120);
+        p.decide(1000, |_| 0.5);
+        assert_eq!(p.window.bytes(), 17_916);
+    }
+
     #[test]
     fn slow_start_ends_on_queueing() {
         let mut p = path(30.0, 150.0);
@@ -341,6 +360,13 @@ mod tests {
         // Path 0 alone: alpha = 10 x 333.3 / 333.3 = 10.
         let alpha = w.alpha(0).unwrap();
         assert!((alpha - WVEGAS_TOTAL_ALPHA).abs() < 1e-9, "{alpha}");
+    }
+
+    #[test]
+    fn a_loss_halves_the_window_as_reno_does() {
+        let mut w = two_paths();
+        w.on_congestion_event(Instant::ZERO, 0, &[]);
+        assert_eq!((w.window(0), w.ssthresh(0)), (20_000, 20_000));
     }
 
     #[test]
