@@ -76,3 +76,52 @@ fn lost_small_segments_merge_up_to_exactly_one_mss() {
     let Frame::Data(d) = p.frame else { panic!("{p:?}") };
     assert_eq!((d.dsn, d.len), (0, 1448), "the first two segments, 724 + 724 = 1448 B, go as one");
 }
+
+/// Every data packet `c` sends at `now`, as (subflow, DSN, length).
+fn data_sent(c: &mut Connection, now: Instant) -> Vec<(u8, u64, u32)> {
+    let mut sent = Vec::new();
+    while let Some(p) = c.poll_transmit(now) {
+        if let Frame::Data(d) = p.frame {
+            sent.push((p.subflow.0, d.dsn, d.len));
+        }
+    }
+    sent
+}
+
+/// The initial window (10 segments) leaves at once: full segments are not
+/// held back while others are in flight.
+#[test]
+fn the_initial_window_goes_out_at_once() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 20_000]);
+    let sent = data_sent(&mut a, Instant::ZERO);
+    assert_eq!(sent.len(), 10, "{sent:?}");
+    assert!(sent.iter().all(|&(_, _, len)| len == 1448), "{sent:?}");
+}
+
+/// Nagle's algorithm (Minshall's variant): a short segment goes out, the
+/// next short one waits until the first is acknowledged.
+#[test]
+fn nagle_holds_a_second_short_segment() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 100]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 0, 100)]);
+    a.write(&[2; 100]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![], "held while the first is unacknowledged");
+}
+
+/// Redundant scheduling: each subflow carries every segment once.
+#[test]
+fn redundant_subflows_each_carry_every_segment() {
+    let cfg = Config { nodelay: true, ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "redundant", 2);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 3000]);
+    let mut sent = data_sent(&mut a, Instant::ZERO);
+    sent.sort();
+    let each = [(0, 1448), (1448, 1448), (2896, 104)];
+    let want: Vec<_> = [0, 1].iter().flat_map(|&sf| each.map(|(dsn, len)| (sf, dsn, len))).collect();
+    assert_eq!(sent, want);
+}
