@@ -454,6 +454,8 @@ mod tests {
         assert_eq!(f.s[1], (30, 8.0), "past a quarter window: this one is second");
         f.update(40, 7.0, 100);
         assert_eq!(f.s[2], (30, 8.0), "within half a window the third stays");
+        f.update(50, 6.5, 100);
+        assert_eq!(f.s[2], (30, 8.0), "at exactly half a window the third stays");
         f.update(60, 6.0, 100);
         assert_eq!(f.s[2], (60, 6.0), "past half a window: this one is third");
         assert_eq!(f.update(101, 1.0, 100), 8.0, "the best aged out: the second takes over");
@@ -567,6 +569,35 @@ mod tests {
         assert_eq!(b.window(0), 178_450);
         next_ack(&mut b, &mut delivered, 450, 40, &view);
         assert_eq!(b.window(0), 179_450);
+    }
+
+    /// ProbeBW's probing phase (gain 1.25) lasts at least one RTprop and
+    /// until 1.25 BDP is in flight (or a loss); the draining phase (0.75)
+    /// ends early once in flight is down to one BDP.
+    #[test]
+    fn probe_bw_gain_phases_end_on_in_flight() {
+        let mut b = Bbr::default();
+        let mut view = [PathView { active: true, bytes_in_flight: 150_000, ..Default::default() }];
+        let mut delivered = drained(&mut b, &view);
+        next_ack(&mut b, &mut delivered, 400, 40, &view);
+        b.paths[0].cycle_index = 0;
+        // 1.25 x 172 kB = 215 kB in flight, 10 ms into the phase: not yet.
+        view[0].bytes_in_flight = 220_000;
+        next_ack(&mut b, &mut delivered, 410, 40, &view);
+        assert_eq!(b.paths[0].cycle_index, 0, "within the RTprop");
+        view[0].bytes_in_flight = 200_000;
+        next_ack(&mut b, &mut delivered, 441, 40, &view);
+        assert_eq!(b.paths[0].cycle_index, 0, "below 1.25 BDP");
+        view[0].bytes_in_flight = 220_000;
+        next_ack(&mut b, &mut delivered, 450, 40, &view);
+        assert_eq!(b.paths[0].cycle_index, 1);
+        // Gain 0.75: 170 kB is below one BDP, so the phase ends at once.
+        view[0].bytes_in_flight = 180_000;
+        next_ack(&mut b, &mut delivered, 455, 40, &view);
+        assert_eq!(b.paths[0].cycle_index, 1, "above one BDP and within the RTprop");
+        view[0].bytes_in_flight = 170_000;
+        next_ack(&mut b, &mut delivered, 460, 40, &view);
+        assert_eq!(b.paths[0].cycle_index, 2);
     }
 
     /// RTprop expires when it is more than 10 s old (the draft's
