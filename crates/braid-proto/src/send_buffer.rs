@@ -187,5 +187,6 @@ mod tests {
         b.write(b"c");
         assert_eq!(b.take_new(10), Some((10, 6)));
         assert_eq!(b.payload(8, 8), Chunk::Bytes(vec![0, 0, b'a', b'b', 0, 0, 0, b'c']));
+        assert_eq!(b.take_new(10), None, "nothing left to take");
     }
 }

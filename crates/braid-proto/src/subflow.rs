@@ -561,6 +561,24 @@ mod tests {
         assert!(!sample(&mut s, 120, 4).expect("rate sample").is_app_limited);
     }
 
+    /// Only an ACK of new data restarts the timer, clears the backoff and
+    /// ends the suspicion a timeout raised (RFC 6298 section 5.3); a
+    /// duplicate ACK changes none of them.
+    #[test]
+    fn a_duplicate_ack_leaves_the_timer_and_suspicion_alone() {
+        let mut s = Subflow::new(1000, false);
+        s.state = Lifecycle::Established;
+        s.on_sent(ms(0), 0, 1000, RTO);
+        s.on_sent(ms(0), 1000, 1000, RTO);
+        s.on_rto(ms(1000), |_| RTO);
+        assert!(s.potentially_failed());
+        let (deadline, backoff) = (s.rto_deadline(), s.rto_backoff);
+        let out = s.on_ack(ms(1100), &ack(0, &[]), 3, |_| RTO);
+        assert_eq!(out.packets_acked, 0);
+        assert!(s.potentially_failed());
+        assert_eq!((s.rto_deadline(), s.rto_backoff), (deadline, backoff));
+    }
+
     /// A subflow holds exactly the bytes of its segments in flight or
     /// queued for retransmission (Linux's `path_mask`), not one past them.
     #[test]
