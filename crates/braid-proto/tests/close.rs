@@ -201,3 +201,23 @@ fn a_second_fin_does_not_move_the_end_of_the_stream() {
     b.handle_datagram(now, replay).expect("well-formed");
     assert_eq!(data_acks(&mut b), [6]);
 }
+
+/// An advertisement carries RFC 8684's HMAC (section 3.4.1): key = the
+/// sender's key then the receiver's, message = address id, IP, port; the
+/// leftmost 64 bits.
+#[test]
+fn an_advertisement_carries_the_rfc_8684_hmac() {
+    use braid_proto::crypto::{truncated, Crypto, RustCrypto};
+    let now = braid_proto::Instant::ZERO;
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, now);
+    let addr: SocketAddr = "192.0.2.7:4433".parse().unwrap();
+    b.advertise_address(3, addr);
+    let add = exchange(&mut b, &mut a, now).into_iter().find_map(|p| match p.control {
+        Some(Control::AddAddr { id, addr, mac }) => Some((id, addr, mac)),
+        _ => None,
+    });
+    let key = [0x2222u64.to_be_bytes(), 0x1111u64.to_be_bytes()].concat();
+    let mac = truncated(RustCrypto.hmac_sha256(&key, &[&[3], &[192, 0, 2, 7], &4433u16.to_be_bytes()]));
+    assert_eq!(add, Some((3, addr, mac)));
+}
