@@ -114,5 +114,8 @@ mod tests {
         let paths = [view(10), view(0)];
         let inc = b.rule.increase(&b.windows, 0, 1000.0, &paths);
         assert!((inc - 100.0).abs() < 1e-9, "{inc}");
+        // Path 1 itself, without a usable RTT, grows like Reno too.
+        let inc = b.rule.increase(&b.windows, 1, 1000.0, &paths);
+        assert!((inc - 100.0).abs() < 1e-9, "{inc}");
     }
 }

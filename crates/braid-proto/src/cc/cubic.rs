@@ -258,6 +258,24 @@ mod tests {
         assert_eq!(c.window(0), 49_010);
     }
 
+    /// Without an earlier loss, the first epoch takes the current window as
+    /// W_max (RFC 9438 section 4.2): K = 0 and the curve rises from it.
+    #[test]
+    fn without_a_loss_the_curve_starts_at_the_window() {
+        let mut c = Cubic::default();
+        c.on_path_added(0, 1000, 10);
+        c.paths[0].window.ssthresh = 1.0;
+        let views = [PathView { srtt: Some(Duration::from_millis(100)), active: true, ..Default::default() }];
+        // t = 0: W_cubic(0) = 10 is below W_est = 10 + 1/10 (alpha 1: no
+        // earlier reduction), so the window is 10.1 segments.
+        c.on_ack(0, &at(0, 1000), &views);
+        assert_eq!(c.window(0), 10_100);
+        // t = 2 s: W_cubic(2) = 0.4 x 8 + 10 = 13.2 > W_est = 10.199; target
+        // W_cubic(2.1) = 13.704: + (13.704 - 10.1) / 10.1 = 0.357 segments.
+        c.on_ack(0, &at(2000, 1000), &views);
+        assert_eq!(c.window(0), 10_456);
+    }
+
     #[test]
     fn a_loss_leaves_at_least_two_segments() {
         let mut c = Cubic::default();
