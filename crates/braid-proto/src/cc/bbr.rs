@@ -544,6 +544,23 @@ mod tests {
         assert_eq!(b.pacing_rate(0), Some(4_300_000), "cruise phase, gain 1");
     }
 
+    /// BtlBw is the maximum over the last 10 round trips: a lower rate
+    /// takes over once the peak is more than 10 rounds old.
+    #[test]
+    fn btlbw_forgets_a_peak_after_ten_rounds() {
+        let mut b = Bbr::default();
+        let view = [PathView { active: true, bytes_in_flight: 150_000, ..Default::default() }];
+        let mut delivered = drained(&mut b, &view);
+        // The 4.3 MB/s peak came in rounds 6 and 7; each ACK below is a round at 2 MB/s.
+        for round in 8..=17 {
+            b.on_ack(0, &ack(40 * round, 1000, delivered + 1000, 2e6, delivered, 40), &view);
+            delivered += 1000;
+            assert_eq!(b.btl_bw(0), Some(4.3e6), "round {round}");
+        }
+        b.on_ack(0, &ack(40 * 18, 1000, delivered + 1000, 2e6, delivered, 40), &view);
+        assert_eq!(b.btl_bw(0), Some(2e6), "round 18: the peak of round 7 is 11 rounds old");
+    }
+
     /// Drain holds while more than one BDP is in flight; in ProbeBW a
     /// cruise phase (gain 1) lasts one RTprop whatever is in flight, and
     /// the window follows gain 2 x BDP + 3 quanta.
