@@ -281,6 +281,13 @@ mod tests {
             m.check(1);
         }
         assert_eq!(m.take_closed_path(), None);
+        // 7 MB/s together is below the best BtlBw but above (1 - 40%) of it.
+        let mut m = with_bw(&[10e6, 1e6]);
+        m.bbr.paths[0].last_rate = 6e6;
+        for _ in 0..10 {
+            m.check(1);
+        }
+        assert_eq!(m.take_closed_path(), None);
     }
 
     /// The shared-bottleneck check runs once per ProbeBW cycle, in its
