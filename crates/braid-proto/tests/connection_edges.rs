@@ -125,3 +125,26 @@ fn redundant_subflows_each_carry_every_segment() {
     let want: Vec<_> = [0, 1].iter().flat_map(|&sf| each.map(|(dsn, len)| (sf, dsn, len))).collect();
     assert_eq!(sent, want);
 }
+
+/// A subflow suspected dead keeps probing at least every failure timeout
+/// / 8 (7.5 s by default), however far its RTO has backed off, so it is
+/// found again soon after its path returns.
+#[test]
+fn a_dead_paths_retransmissions_are_at_most_an_eighth_of_the_failure_timeout_apart() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 1000]);
+    let mut sent = Vec::new();
+    let lost = |now: Instant, to_b: bool, _: &braid_proto::Packet| {
+        if to_b {
+            sent.push(now);
+        }
+        to_b
+    };
+    let end = common::drive(&mut a, &mut b, 10, 50_000, |_, _| false, lost);
+    assert!(end.is_err(), "nothing gets through");
+    let gaps: Vec<u64> = sent.windows(2).map(|w| w[1].saturating_since(w[0]).as_nanos() / 1_000_000).collect();
+    assert!(gaps.len() >= 8, "{gaps:?}");
+    assert!(gaps.iter().all(|&g| g <= 7_500), "{gaps:?}");
+    assert!(gaps.iter().any(|&g| g == 7_500), "the backoff reaches the cap: {gaps:?}");
+}
