@@ -426,3 +426,30 @@ fn data_acked_on_the_subflow_but_not_the_connection_is_sent_again() {
     }
     panic!("never sent again (last timer {now:?})");
 }
+
+/// As above, with the peer's ACKs still arriving (every 100 ms, the Data
+/// ACK stuck): only progress of the Data ACK restarts the connection-level
+/// timer, so these ACKs do not postpone the re-send.
+#[test]
+fn acks_without_data_ack_progress_do_not_postpone_the_data_timer() {
+    let mut c = conn(Config::default(), 1);
+    c.write(&[5; 1000]);
+    let sent = drain(&mut c, Instant::ZERO);
+    let Some(Frame::Data(d)) = sent.iter().map(|p| &p.frame).find(|f| matches!(f, Frame::Data(d) if d.len > 0)) else {
+        panic!("data sent: {sent:?}")
+    };
+    let pn = d.pn;
+    c.handle_datagram(Instant::ZERO, ack(0, pn + 1, 0, 1 << 20)).unwrap();
+    for k in 1..50 {
+        let now = Instant::ZERO + Duration::from_millis(100 * k);
+        if c.poll_timeout().is_some_and(|t| t <= now) {
+            c.handle_timeout(now);
+        }
+        let again = drain(&mut c, now);
+        if again.iter().any(|p| matches!(&p.frame, Frame::Data(d) if d.dsn == 0 && d.len > 0)) {
+            return;
+        }
+        c.handle_datagram(now, ack(0, pn + 1, 0, 1 << 20)).unwrap();
+    }
+    panic!("never sent again within 5 s");
+}
