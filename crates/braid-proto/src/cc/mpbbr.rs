@@ -262,6 +262,19 @@ mod tests {
         assert_eq!(m.bbr.paths[0].bw_divisor, 1.0);
     }
 
+    /// A standing queue must also be at least four segments: at 100 kB/s
+    /// over 20 ms (BDP 2 kB), 30 ms of queueing is 3 kB, above a quarter
+    /// BDP but below 4 x 1000 B.
+    #[test]
+    fn a_queue_below_four_segments_is_not_standing() {
+        let mut m = with_bw(&[1e5, 1e5]);
+        for _ in 0..3 {
+            cycle_low(&mut m, 0, 50);
+            m.check(0);
+        }
+        assert_eq!(m.bbr.paths[0].bw_divisor, 1.0);
+    }
+
     #[test]
     fn weakest_subflow_closes_after_five_failing_checks() {
         // Best BtlBw 10 MB/s, but together the subflows deliver only 5 MB/s.

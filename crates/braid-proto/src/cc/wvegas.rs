@@ -283,6 +283,7 @@ mod tests {
         // diff = 30 * 0.05 / 0.15 = 10 > gamma: cwnd = 30 * 0.1 / 0.15 + 1 = 21.
         p.decide(1000, |_| 1.0);
         assert_eq!(p.window.bytes(), 21_000);
+        assert_eq!(p.window.ssthresh_bytes(), 21_000, "ssthresh = min(ssthresh, cwnd)");
         assert!(!p.window.in_slow_start());
     }
 
