@@ -148,3 +148,19 @@ fn a_dead_paths_retransmissions_are_at_most_an_eighth_of_the_failure_timeout_apa
     assert!(gaps.iter().all(|&g| g <= 7_500), "{gaps:?}");
     assert!(gaps.iter().any(|&g| g == 7_500), "the backoff reaches the cap: {gaps:?}");
 }
+
+/// With data waiting and every path dead, the connection fails after the
+/// failure timeout, and says so.
+#[test]
+fn all_paths_dead_fails_the_connection_after_the_timeout() {
+    let cfg = Config { failure_timeout: Duration::from_secs(2), ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 2);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 10_000]);
+    let failed = |a: &mut Connection, _: &mut Connection| a.error().is_some();
+    let end = common::drive(&mut a, &mut b, 10, 30_000, failed, |_, to_b, _| to_b).expect("fails");
+    let e = a.error().unwrap();
+    assert_eq!(e, braid_proto::ConnectionError::AllPathsDown { for_at_least: Duration::from_secs(2) });
+    assert_eq!(e.to_string(), "no usable path for 2.000 s with data waiting");
+    assert!(end < Instant::ZERO + Duration::from_secs(10), "{end:?}");
+}

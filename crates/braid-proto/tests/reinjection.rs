@@ -2,7 +2,7 @@
 //! once and re-sent on another open subflow (Linux MPTCP reinjects a
 //! timed-out subflow's queue), ahead of new data.
 
-use braid_proto::{Config, Connection, Duration, Frame, Instant, Packet};
+use braid_proto::{Config, Connection, Duration, Event, Frame, Instant, Packet, SubflowId};
 
 mod common;
 
@@ -32,4 +32,7 @@ fn a_dead_subflows_data_is_reinjected_on_the_other() {
     assert!(on_0 > 0, "subflow 0 re-sent subflow 1's data");
     assert!(a.stats().reinjected_bytes > 0, "{:?}", a.stats());
     assert_eq!(a.subflow_stats(1).unwrap().counters.reinjected_bytes, 0);
+    let failed: Vec<Event> =
+        std::iter::from_fn(|| a.poll_event()).filter(|e| matches!(e, Event::SubflowFailed { .. })).collect();
+    assert_eq!(failed, [Event::SubflowFailed { subflow: SubflowId(1) }], "reported once");
 }
