@@ -139,15 +139,21 @@ fn exchange(from: &mut Connection, to: &mut Connection, now: braid_proto::Instan
     sent
 }
 
+/// An opened client and server that acknowledge every packet at once.
+fn acking_every_packet() -> (Connection, Connection) {
+    let cfg = Config { ack_every: 1, ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, braid_proto::Instant::ZERO);
+    (a, b)
+}
+
 /// Closing with everything acknowledged and nothing else to send: the FIN
 /// goes out at once on a probe of its own, once; when it is acknowledged,
 /// later packets no longer carry it.
 #[test]
 fn an_idle_close_sends_its_fin_on_a_probe_until_acknowledged() {
     let now = braid_proto::Instant::ZERO;
-    let cfg = Config { ack_every: 1, ..Config::default() };
-    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
-    common::open(&mut a, &mut b, now);
+    let (mut a, mut b) = acking_every_packet();
     a.write(b"abc");
     for _ in 0..4 {
         exchange(&mut a, &mut b, now);
@@ -178,9 +184,7 @@ fn an_idle_close_sends_its_fin_on_a_probe_until_acknowledged() {
 #[test]
 fn a_second_fin_does_not_move_the_end_of_the_stream() {
     let now = braid_proto::Instant::ZERO;
-    let cfg = Config { ack_every: 1, ..Config::default() };
-    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
-    common::open(&mut a, &mut b, now);
+    let (mut a, mut b) = acking_every_packet();
     a.write(b"abcde");
     a.close();
     let sent = exchange(&mut a, &mut b, now);

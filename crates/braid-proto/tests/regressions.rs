@@ -401,19 +401,27 @@ fn subflow_ids_never_wrap() {
     assert_eq!(c.subflow_count(), 256);
 }
 
+/// Sends 1000 bytes at DSN 0 and has the peer acknowledge them on the
+/// subflow with a Data ACK of 0, as a receiver that forgot them would;
+/// returns the packet number.
+fn acked_on_the_subflow_only(c: &mut Connection) -> u64 {
+    c.write(&[5; 1000]);
+    let sent = drain(c, Instant::ZERO);
+    let Some(Frame::Data(d)) = sent.iter().map(|p| &p.frame).find(|f| matches!(f, Frame::Data(d) if d.len > 0)) else {
+        panic!("data sent: {sent:?}")
+    };
+    assert_eq!(d.dsn, 0);
+    c.handle_datagram(Instant::ZERO, ack(0, d.pn + 1, 0, 1 << 20)).unwrap();
+    d.pn
+}
+
 /// A segment acknowledged on its subflow that the receiver then forgot (its
 /// Data ACK never moves): only the connection-level retransmission timer
 /// (Linux's `mptcp_meta_retransmit_timer`) sends it again.
 #[test]
 fn data_acked_on_the_subflow_but_not_the_connection_is_sent_again() {
     let mut c = conn(Config::default(), 1);
-    c.write(&[5; 1000]);
-    let sent = drain(&mut c, Instant::ZERO);
-    let Some(Frame::Data(d)) = sent.iter().map(|p| &p.frame).find(|f| matches!(f, Frame::Data(d) if d.len > 0)) else {
-        panic!("data sent: {sent:?}")
-    };
-    assert_eq!(d.dsn, 0);
-    c.handle_datagram(Instant::ZERO, ack(0, d.pn + 1, 0, 1 << 20)).unwrap();
+    acked_on_the_subflow_only(&mut c);
     let mut now = Instant::ZERO;
     for _ in 0..20 {
         now = c.poll_timeout().expect("a timer runs while data is unacknowledged");
@@ -433,13 +441,7 @@ fn data_acked_on_the_subflow_but_not_the_connection_is_sent_again() {
 #[test]
 fn acks_without_data_ack_progress_do_not_postpone_the_data_timer() {
     let mut c = conn(Config::default(), 1);
-    c.write(&[5; 1000]);
-    let sent = drain(&mut c, Instant::ZERO);
-    let Some(Frame::Data(d)) = sent.iter().map(|p| &p.frame).find(|f| matches!(f, Frame::Data(d) if d.len > 0)) else {
-        panic!("data sent: {sent:?}")
-    };
-    let pn = d.pn;
-    c.handle_datagram(Instant::ZERO, ack(0, pn + 1, 0, 1 << 20)).unwrap();
+    let pn = acked_on_the_subflow_only(&mut c);
     for k in 1..50 {
         let now = Instant::ZERO + Duration::from_millis(100 * k);
         if c.poll_timeout().is_some_and(|t| t <= now) {
