@@ -455,3 +455,31 @@ fn acks_without_data_ack_progress_do_not_postpone_the_data_timer() {
     }
     panic!("never sent again within 5 s");
 }
+
+/// Lost small segments merge into one retransmission of up to one MSS
+/// wherever they sit in the stream, here after a first full segment that
+/// the peer acknowledges once the timer has fired.
+#[test]
+fn lost_small_segments_merge_past_the_start_of_the_stream() {
+    let mut c = conn(Config { nodelay: true, ..Config::default() }, 1);
+    c.write(&[1; 1448]);
+    let first = drain(&mut c, Instant::ZERO);
+    for _ in 0..2 {
+        c.write(&[2; 724]);
+        drain(&mut c, Instant::ZERO);
+    }
+    let Some(Frame::Data(d)) = first.iter().map(|p| &p.frame).find(|f| matches!(f, Frame::Data(d) if d.len > 0)) else {
+        panic!("{first:?}")
+    };
+    let rto = c.poll_timeout().expect("retransmission timer");
+    c.handle_timeout(rto);
+    c.handle_datagram(rto, ack(0, d.pn + 1, 1448, 1 << 20)).unwrap();
+    let again: Vec<(u64, u32)> = drain(&mut c, rto)
+        .iter()
+        .filter_map(|p| match &p.frame {
+            Frame::Data(d) if d.len > 0 => Some((d.dsn, d.len)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(again.first(), Some(&(1448, 1448)), "{again:?}");
+}
