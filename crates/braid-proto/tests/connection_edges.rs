@@ -110,6 +110,20 @@ fn nagle_holds_a_second_short_segment() {
     assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 0, 100)]);
     a.write(&[2; 100]);
     assert_eq!(data_sent(&mut a, Instant::ZERO), vec![], "held while the first is unacknowledged");
+    // A full segment is never held, and one in flight holds nothing back.
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 100]);
+    a.write(&[1; 1448]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 0, 1448), (0, 1448, 100)]);
+    a.write(&[1; 1448]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 1548, 1448)], "though the 100 bytes are unacknowledged");
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 1448]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 0, 1448)]);
+    a.write(&[1; 100]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 1448, 100)], "only a full segment is in flight");
 }
 
 /// Redundant scheduling: each subflow carries every segment once.
