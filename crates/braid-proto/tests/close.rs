@@ -225,3 +225,26 @@ fn an_advertisement_carries_the_rfc_8684_hmac() {
     let mac = truncated(RustCrypto.hmac_sha256(&key, &[&[3], &[192, 0, 2, 7], &4433u16.to_be_bytes()]));
     assert_eq!(add, Some((3, addr, mac)));
 }
+
+/// Withdrawing an address goes out in several copies (REMOVE_ADDR may be
+/// lost); the client reports the removal once.
+#[test]
+fn a_withdrawn_address_is_reported_removed_once() {
+    let now = braid_proto::Instant::ZERO;
+    let (mut a, mut b) = acking_every_packet();
+    b.advertise_address(3, "192.0.2.7:4433".parse().unwrap());
+    for _ in 0..4 {
+        exchange(&mut b, &mut a, now);
+        exchange(&mut a, &mut b, now);
+    }
+    assert!(events(&mut a).contains(&Event::AddressAdvertised { id: 3, addr: "192.0.2.7:4433".parse().unwrap() }));
+    b.withdraw_address(3);
+    for _ in 0..8 {
+        b.write(b"x");
+        exchange(&mut b, &mut a, now);
+        exchange(&mut a, &mut b, now);
+    }
+    let removed: Vec<Event> =
+        events(&mut a).into_iter().filter(|e| matches!(e, Event::AddressRemoved { .. })).collect();
+    assert_eq!(removed, [Event::AddressRemoved { id: 3 }]);
+}
