@@ -341,6 +341,11 @@ pub(crate) mod tests {
             build("ecf", &rr).unwrap_err(),
             SettingsError::NotApplicable { setting: "num_segments", scheduler: "ecf".into() }
         );
+        let beta = Settings { beta: Some(0.5), ..Settings::default() };
+        assert_eq!(
+            build("rr", &beta).unwrap_err().to_string(),
+            "beta does not apply to \"rr\"; it is a setting of ecf and llhd"
+        );
         let beta = |b| Settings { beta: Some(b), ..Settings::default() };
         assert!(build("ecf", &beta(0.5)).is_ok() && build("llhd", &beta(10.0)).is_ok());
         assert!(matches!(build("ecf", &beta(2.0)), Err(SettingsError::OutOfRange { setting: "beta", .. })));
