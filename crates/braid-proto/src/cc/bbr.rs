@@ -579,6 +579,8 @@ mod tests {
         assert_eq!(b.window(0), 356_900);
         next_ack(&mut b, &mut delivered, 430, 40, &view);
         assert_eq!(b.paths[0].cycle_index, 2, "30 ms into a 40 ms phase");
+        next_ack(&mut b, &mut delivered, 440, 40, &view);
+        assert_eq!(b.paths[0].cycle_index, 2, "a phase ends after more than one RTprop");
         next_ack(&mut b, &mut delivered, 441, 40, &view);
         assert_eq!(b.paths[0].cycle_index, 3, "a cruise phase ends after one RTprop, in flight below the BDP");
         // Halved under penalize, then growing by what is acknowledged.
