@@ -25,11 +25,11 @@ fn transfer(opportunistic: Option<bool>, slow_ms: u64) -> (Connection, Instant) 
     let delay = |sf: u8| if sf == 0 { 10 } else { slow_ms };
     // Every 30th data packet on the fast subflow is lost: its window stays
     // small enough that the slow subflow carries data too.
-    let mut sent = 0;
+    let mut sent = 0u32;
     let drop = |_, to_b: bool, p: &braid_proto::Packet| {
         if to_b && p.subflow.0 == 0 {
             sent += 1;
-            return sent % 30 == 0;
+            return sent.is_multiple_of(30);
         }
         false
     };
@@ -45,7 +45,7 @@ fn the_fast_subflow_resends_what_the_slow_one_holds_up() {
     let (on, end_on) = transfer(None, 100);
     let (off, end_off) = transfer(Some(false), 100);
     let fast = reinjected(&on)[0];
-    assert!(fast > 0 && fast % 1448 == 0, "{:?}", reinjected(&on));
+    assert!(fast > 0 && fast.is_multiple_of(1448), "{:?}", reinjected(&on));
     assert_eq!(reinjected(&off), [0, 0]);
     assert!(end_on < end_off, "{end_on:?} with, {end_off:?} without");
 }
