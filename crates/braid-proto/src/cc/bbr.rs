@@ -600,23 +600,18 @@ mod tests {
         let mut delivered = drained(&mut b, &view);
         next_ack(&mut b, &mut delivered, 400, 40, &view);
         b.paths[0].cycle_index = 0;
-        // 1.25 x 172 kB = 215 kB in flight, 10 ms into the phase: not yet.
-        view[0].bytes_in_flight = 220_000;
-        next_ack(&mut b, &mut delivered, 410, 40, &view);
-        assert_eq!(b.paths[0].cycle_index, 0, "within the RTprop");
-        view[0].bytes_in_flight = 200_000;
-        next_ack(&mut b, &mut delivered, 441, 40, &view);
-        assert_eq!(b.paths[0].cycle_index, 0, "below 1.25 BDP");
-        view[0].bytes_in_flight = 220_000;
-        next_ack(&mut b, &mut delivered, 450, 40, &view);
-        assert_eq!(b.paths[0].cycle_index, 1);
-        // Gain 0.75: 170 kB is below one BDP, so the phase ends at once.
-        view[0].bytes_in_flight = 180_000;
-        next_ack(&mut b, &mut delivered, 455, 40, &view);
-        assert_eq!(b.paths[0].cycle_index, 1, "above one BDP and within the RTprop");
-        view[0].bytes_in_flight = 170_000;
-        next_ack(&mut b, &mut delivered, 460, 40, &view);
-        assert_eq!(b.paths[0].cycle_index, 2);
+        // 1.25 x 172 kB = 215 kB; the phase started at 400 ms, RTprop 40 ms.
+        for (in_flight, ms, index, why) in [
+            (220_000, 410, 0, "1.25 BDP in flight, but within the RTprop"),
+            (200_000, 441, 0, "past the RTprop, below 1.25 BDP"),
+            (220_000, 450, 1, "past the RTprop and 1.25 BDP in flight"),
+            (180_000, 455, 1, "gain 0.75: above one BDP, within the RTprop"),
+            (170_000, 460, 2, "gain 0.75: down to one BDP, the phase ends at once"),
+        ] {
+            view[0].bytes_in_flight = in_flight;
+            next_ack(&mut b, &mut delivered, ms, 40, &view);
+            assert_eq!(b.paths[0].cycle_index, index, "{why}");
+        }
     }
 
     /// RTprop expires when it is more than 10 s old (the draft's
