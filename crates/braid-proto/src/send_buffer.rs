@@ -173,4 +173,20 @@ mod tests {
         assert_eq!(b.take_new(10), Some((4, 2)));
         assert_eq!(b.payload(3, 3), Chunk::Bytes(vec![0, b'a', b'b']));
     }
+
+    /// Zeros and real bytes interleave at the right DSNs, also when the
+    /// first real write follows acknowledged synthetic bytes.
+    #[test]
+    fn zeros_after_real_bytes_and_real_bytes_after_acknowledged_zeros() {
+        let mut b = SendBuffer::new(100);
+        b.write_zeros(10);
+        b.take_new(10);
+        assert_eq!(b.on_data_ack(6), 6);
+        b.write(b"ab");
+        b.write_zeros(3);
+        b.write(b"c");
+        assert_eq!(b.take_new(10), Some((10, 6)));
+        assert_eq!(b.payload(8, 8), Chunk::Bytes(vec![0, 0, b'a', b'b', 0, 0, 0, b'c']));
+        assert_eq!(b.take_new(10), None, "nothing left to take");
+    }
 }

@@ -625,6 +625,49 @@ mod tests {
         assert!(!sample(&mut s, 120, 4).expect("rate sample").is_app_limited);
     }
 
+    /// Only an ACK of new data restarts the timer, clears the backoff and
+    /// ends the suspicion a timeout raised (RFC 6298 section 5.3); a
+    /// duplicate ACK changes none of them.
+    #[test]
+    fn a_duplicate_ack_leaves_the_timer_and_suspicion_alone() {
+        let mut s = Subflow::new(1000, false);
+        s.state = Lifecycle::Established;
+        s.on_sent(ms(0), 0, 1000, RTO);
+        s.on_sent(ms(0), 1000, 1000, RTO);
+        s.on_rto(ms(1000), |_| RTO);
+        assert!(s.potentially_failed());
+        let (deadline, backoff) = (s.rto_deadline(), s.rto_backoff);
+        let out = s.on_ack(ms(1100), &ack(0, &[]), 3, |_| RTO);
+        assert_eq!(out.packets_acked, 0);
+        assert!(s.potentially_failed());
+        assert_eq!((s.rto_deadline(), s.rto_backoff), (deadline, backoff));
+    }
+
+    /// A subflow holds exactly the bytes of its segments in flight or
+    /// queued for retransmission (Linux's `path_mask`), not one past them.
+    #[test]
+    fn carries_the_bytes_of_its_segments() {
+        let mut s = Subflow::new(1000, false);
+        s.on_sent(ms(0), 1000, 500, RTO);
+        let held = |s: &Subflow| [999, 1000, 1499, 1500].map(|d| s.carries(d));
+        assert_eq!(held(&s), [false, true, true, false], "in flight");
+        s.on_rto(ms(1000), |_| RTO);
+        assert_eq!(held(&s), [false, true, true, false], "queued for retransmission");
+    }
+
+    /// Rate samples over an interval shorter than the minimum RTT are
+    /// discarded (draft-cheng-iccrg-delivery-rate-estimation section 3.3).
+    #[test]
+    fn a_rate_interval_below_the_minimum_rtt_gives_no_sample() {
+        let mut s = Subflow::new(1000, false);
+        s.on_sent(ms(0), 0, 1000, RTO);
+        assert!(s.on_ack(ms(50), &ack(1, &[]), 3, |_| RTO).rate.is_some(), "50 ms, no minimum RTT yet");
+        // A new flight at 60 ms, acknowledged 20 ms later: below the 50 ms minimum.
+        s.on_sent(ms(60), 1000, 1000, RTO);
+        let out = s.on_ack(ms(80), &ack(2, &[]), 3, |_| RTO);
+        assert_eq!((out.bytes_acked, out.rate), (1000, None));
+    }
+
     #[test]
     fn three_later_packets_declare_a_loss_once_per_episode() {
         let mut s = Subflow::new(1000, false);
@@ -640,6 +683,7 @@ mod tests {
         let out = s.on_ack(ms(11), &ack(0, &[(5, 8)]), 3, |_| RTO);
         assert!(!out.congestion_event);
         assert_eq!(s.retransmit.len(), 2);
+        assert_eq!(s.counters.packets_lost, 2);
         // Everything sent before the episode is now resolved: it is over.
         assert_eq!(s.pn_floor(), 8);
         assert!(!s.in_recovery());

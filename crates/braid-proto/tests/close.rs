@@ -128,3 +128,123 @@ fn address_advertisements_are_authenticated_and_echoed() {
     let r = common::drive(&mut a, &mut b, 5, 5_000, |a, _| a.poll_event().is_some(), |_, _, _| false);
     assert!(r.is_ok(), "{r:?}");
 }
+
+/// Every packet `from` sends at `now`, each delivered to `to`.
+fn exchange(from: &mut Connection, to: &mut Connection, now: braid_proto::Instant) -> Vec<Packet> {
+    let mut sent = Vec::new();
+    while let Some(p) = from.poll_transmit(now) {
+        sent.push(p.clone());
+        to.handle_datagram(now, p).expect("well-formed");
+    }
+    sent
+}
+
+/// An opened client and server that acknowledge every packet at once.
+fn acking_every_packet() -> (Connection, Connection) {
+    let cfg = Config { ack_every: 1, ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, braid_proto::Instant::ZERO);
+    (a, b)
+}
+
+/// Closing with everything acknowledged and nothing else to send: the FIN
+/// goes out at once on a probe of its own, once; when it is acknowledged,
+/// later packets no longer carry it.
+#[test]
+fn an_idle_close_sends_its_fin_on_a_probe_until_acknowledged() {
+    let now = braid_proto::Instant::ZERO;
+    let (mut a, mut b) = acking_every_packet();
+    a.write(b"abc");
+    for _ in 0..4 {
+        exchange(&mut a, &mut b, now);
+        exchange(&mut b, &mut a, now);
+    }
+    assert!(a.all_acked());
+    a.close();
+    let probe = exchange(&mut a, &mut b, now);
+    assert_eq!(probe.len(), 1, "{probe:?}");
+    assert_eq!(probe[0].control, Some(Control::DataFin { dsn: 3 }));
+    assert!(exchange(&mut a, &mut b, now).is_empty(), "one probe");
+    exchange(&mut b, &mut a, now);
+    assert!(b.peer_closed());
+    // The server sends data; the client's ACKs carry no FIN any more.
+    b.write(b"more");
+    for _ in 0..4 {
+        exchange(&mut b, &mut a, now);
+        for p in exchange(&mut a, &mut b, now) {
+            assert_eq!(p.control, None, "{p:?}");
+        }
+    }
+    assert_eq!(read_all(&mut a), b"more");
+}
+
+/// The first FIN stands: a later one at another DSN (a bogus or replayed
+/// packet) does not move the end of the peer's stream, which the Data ACK
+/// acknowledges one past.
+#[test]
+fn a_second_fin_does_not_move_the_end_of_the_stream() {
+    let now = braid_proto::Instant::ZERO;
+    let (mut a, mut b) = acking_every_packet();
+    a.write(b"abcde");
+    a.close();
+    let sent = exchange(&mut a, &mut b, now);
+    let data = sent.iter().find(|p| p.control == Some(Control::DataFin { dsn: 5 })).expect("data with the FIN");
+    assert!(b.peer_closed());
+    let mut data_acks = |b: &mut Connection| -> Vec<u64> {
+        exchange(b, &mut a, now)
+            .iter()
+            .filter_map(|p| match &p.frame {
+                braid_proto::Frame::Ack(ack) => Some(ack.data_ack),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(data_acks(&mut b), [6], "5 bytes and the FIN");
+    let mut replay = data.clone();
+    replay.control = Some(Control::DataFin { dsn: 9 });
+    b.handle_datagram(now, replay).expect("well-formed");
+    assert_eq!(data_acks(&mut b), [6]);
+}
+
+/// An advertisement carries RFC 8684's HMAC (section 3.4.1): key = the
+/// sender's key then the receiver's, message = address id, IP, port; the
+/// leftmost 64 bits.
+#[test]
+fn an_advertisement_carries_the_rfc_8684_hmac() {
+    use braid_proto::crypto::{truncated, Crypto, RustCrypto};
+    let now = braid_proto::Instant::ZERO;
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, now);
+    let addr: SocketAddr = "192.0.2.7:4433".parse().unwrap();
+    b.advertise_address(3, addr);
+    let add = exchange(&mut b, &mut a, now).into_iter().find_map(|p| match p.control {
+        Some(Control::AddAddr { id, addr, mac }) => Some((id, addr, mac)),
+        _ => None,
+    });
+    let key = [0x2222u64.to_be_bytes(), 0x1111u64.to_be_bytes()].concat();
+    let mac = truncated(RustCrypto.hmac_sha256(&key, &[&[3], &[192, 0, 2, 7], &4433u16.to_be_bytes()]));
+    assert_eq!(add, Some((3, addr, mac)));
+}
+
+/// Withdrawing an address goes out in several copies (REMOVE_ADDR may be
+/// lost); the client reports the removal once.
+#[test]
+fn a_withdrawn_address_is_reported_removed_once() {
+    let now = braid_proto::Instant::ZERO;
+    let (mut a, mut b) = acking_every_packet();
+    b.advertise_address(3, "192.0.2.7:4433".parse().unwrap());
+    for _ in 0..4 {
+        exchange(&mut b, &mut a, now);
+        exchange(&mut a, &mut b, now);
+    }
+    assert!(events(&mut a).contains(&Event::AddressAdvertised { id: 3, addr: "192.0.2.7:4433".parse().unwrap() }));
+    b.withdraw_address(3);
+    for _ in 0..8 {
+        b.write(b"x");
+        exchange(&mut b, &mut a, now);
+        exchange(&mut a, &mut b, now);
+    }
+    let removed: Vec<Event> =
+        events(&mut a).into_iter().filter(|e| matches!(e, Event::AddressRemoved { .. })).collect();
+    assert_eq!(removed, [Event::AddressRemoved { id: 3 }]);
+}

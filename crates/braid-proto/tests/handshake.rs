@@ -181,3 +181,25 @@ fn a_half_open_join_gives_its_slot_back() {
     }
     assert!(a.subflow_stats(1).unwrap().established && b.subflow_stats(1).unwrap().established);
 }
+
+/// On the client, a joining subflow opens only with the server's reply:
+/// data arriving there before it (a third party that knows the client's
+/// token) is dropped, neither delivered nor acknowledged.
+#[test]
+fn a_joining_subflow_takes_nothing_before_the_reply() {
+    let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 2);
+    a.write(b"hi");
+    deliver(&mut a, &mut b); // Hello
+    deliver(&mut b, &mut a); // HelloReply
+    let sent = deliver(&mut a, &mut b); // data with Establish, and the Join
+    assert!(sent.iter().any(|p| p.subflow == SubflowId(1) && matches!(p.control, Some(Control::Join { .. }))));
+    let forged = Packet {
+        cid: a.token(),
+        subflow: SubflowId(1),
+        frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 3, payload: b"bad".to_vec() }),
+        control: None,
+    };
+    assert!(!a.handle_datagram(T0, forged).expect("well-formed"), "dropped");
+    assert_eq!(a.readable(), 0);
+    assert!(!a.subflow_stats(1).unwrap().established);
+}

@@ -25,6 +25,10 @@ fn a_late_timer_is_credited_up_to_half_a_gap() {
     let slot = send_one(&mut a, t0);
     let gap = slot.saturating_since(t0).as_nanos();
     assert!(gap > 0);
+    // Before any delivery-rate sample BBR paces at 2/ln 2 x the initial
+    // window (10 x 1448 B) per millisecond, 41.78 MB/s: a 1448-byte packet
+    // takes 1448 B / 41.78 MB/s = 34,657 ns.
+    assert_eq!(gap, 34_657);
     let after = |t: Instant, ns: u64| t + Duration::from_nanos(ns);
     // The timer ran a quarter of a gap late: the next slot keeps the rhythm.
     let next = send_one(&mut a, after(slot, gap / 4));

@@ -401,19 +401,27 @@ fn subflow_ids_never_wrap() {
     assert_eq!(c.subflow_count(), 256);
 }
 
+/// Sends 1000 bytes at DSN 0 and has the peer acknowledge them on the
+/// subflow with a Data ACK of 0, as a receiver that forgot them would;
+/// returns the packet number.
+fn acked_on_the_subflow_only(c: &mut Connection) -> u64 {
+    c.write(&[5; 1000]);
+    let sent = drain(c, Instant::ZERO);
+    let Some(Frame::Data(d)) = sent.iter().map(|p| &p.frame).find(|f| matches!(f, Frame::Data(d) if d.len > 0)) else {
+        panic!("data sent: {sent:?}")
+    };
+    assert_eq!(d.dsn, 0);
+    c.handle_datagram(Instant::ZERO, ack(0, d.pn + 1, 0, 1 << 20)).unwrap();
+    d.pn
+}
+
 /// A segment acknowledged on its subflow that the receiver then forgot (its
 /// Data ACK never moves): only the connection-level retransmission timer
 /// (Linux's `mptcp_meta_retransmit_timer`) sends it again.
 #[test]
 fn data_acked_on_the_subflow_but_not_the_connection_is_sent_again() {
     let mut c = conn(Config::default(), 1);
-    c.write(&[5; 1000]);
-    let sent = drain(&mut c, Instant::ZERO);
-    let Some(Frame::Data(d)) = sent.iter().map(|p| &p.frame).find(|f| matches!(f, Frame::Data(d) if d.len > 0)) else {
-        panic!("data sent: {sent:?}")
-    };
-    assert_eq!(d.dsn, 0);
-    c.handle_datagram(Instant::ZERO, ack(0, d.pn + 1, 0, 1 << 20)).unwrap();
+    acked_on_the_subflow_only(&mut c);
     let mut now = Instant::ZERO;
     for _ in 0..20 {
         now = c.poll_timeout().expect("a timer runs while data is unacknowledged");
@@ -425,4 +433,53 @@ fn data_acked_on_the_subflow_but_not_the_connection_is_sent_again() {
         }
     }
     panic!("never sent again (last timer {now:?})");
+}
+
+/// As above, with the peer's ACKs still arriving (every 100 ms, the Data
+/// ACK stuck): only progress of the Data ACK restarts the connection-level
+/// timer, so these ACKs do not postpone the re-send.
+#[test]
+fn acks_without_data_ack_progress_do_not_postpone_the_data_timer() {
+    let mut c = conn(Config::default(), 1);
+    let pn = acked_on_the_subflow_only(&mut c);
+    for k in 1..50 {
+        let now = Instant::ZERO + Duration::from_millis(100 * k);
+        if c.poll_timeout().is_some_and(|t| t <= now) {
+            c.handle_timeout(now);
+        }
+        let again = drain(&mut c, now);
+        if again.iter().any(|p| matches!(&p.frame, Frame::Data(d) if d.dsn == 0 && d.len > 0)) {
+            return;
+        }
+        c.handle_datagram(now, ack(0, pn + 1, 0, 1 << 20)).unwrap();
+    }
+    panic!("never sent again within 5 s");
+}
+
+/// Lost small segments merge into one retransmission of up to one MSS
+/// wherever they sit in the stream, here after a first full segment that
+/// the peer acknowledges once the timer has fired.
+#[test]
+fn lost_small_segments_merge_past_the_start_of_the_stream() {
+    let mut c = conn(Config { nodelay: true, ..Config::default() }, 1);
+    c.write(&[1; 1448]);
+    let first = drain(&mut c, Instant::ZERO);
+    for _ in 0..2 {
+        c.write(&[2; 724]);
+        drain(&mut c, Instant::ZERO);
+    }
+    let Some(Frame::Data(d)) = first.iter().map(|p| &p.frame).find(|f| matches!(f, Frame::Data(d) if d.len > 0)) else {
+        panic!("{first:?}")
+    };
+    let rto = c.poll_timeout().expect("retransmission timer");
+    c.handle_timeout(rto);
+    c.handle_datagram(rto, ack(0, d.pn + 1, 1448, 1 << 20)).unwrap();
+    let again: Vec<(u64, u32)> = drain(&mut c, rto)
+        .iter()
+        .filter_map(|p| match &p.frame {
+            Frame::Data(d) if d.len > 0 => Some((d.dsn, d.len)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(again.first(), Some(&(1448, 1448)), "{again:?}");
 }

@@ -97,4 +97,25 @@ mod tests {
         b.on_congestion_event(Instant::ZERO, 0, &paths);
         assert_eq!(b.window(0), 5_000);
     }
+
+    #[test]
+    fn a_loss_leaves_at_least_two_segments() {
+        // 3 segments at a = 1: 3000 - 1500 = 1500 B, below the floor of 2 x 1000 B.
+        let mut b = in_avoidance::<Balia>(&[3]);
+        b.on_congestion_event(Instant::ZERO, 0, &[view(10)]);
+        assert_eq!(b.window(0), 2_000);
+    }
+
+    #[test]
+    fn a_path_with_a_zero_rtt_stays_out_of_the_sums() {
+        // Path 1 reports srtt = 0: its rate would be infinite. Path 0 is then
+        // alone (a = 1) and grows like Reno: 1000 B x 1000 / 10 kB = 100 B.
+        let mut b = in_avoidance::<Balia>(&[10, 10]);
+        let paths = [view(10), view(0)];
+        let inc = b.rule.increase(&b.windows, 0, 1000.0, &paths);
+        assert!((inc - 100.0).abs() < 1e-9, "{inc}");
+        // Path 1 itself, without a usable RTT, grows like Reno too.
+        let inc = b.rule.increase(&b.windows, 1, 1000.0, &paths);
+        assert!((inc - 100.0).abs() < 1e-9, "{inc}");
+    }
 }

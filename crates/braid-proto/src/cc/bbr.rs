@@ -106,6 +106,11 @@ pub(super) struct BbrPath {
     pub(super) last_rate: f64,
     pub(super) rt_prop: Option<Duration>,
     rt_prop_stamp: Instant,
+    /// The draft's `BBR.rtprop_expired`: RTprop was more than 10 s old when
+    /// the last ACK arrived, before that ACK's sample replaced it.
+    rt_prop_expired: bool,
+    /// Bytes delivered on the subflow as of the last ACK.
+    delivered: u64,
     round: u64,
     next_round_delivered: u64,
     full_bw: f64,
@@ -135,6 +140,8 @@ impl BbrPath {
             last_rate: 0.0,
             rt_prop: None,
             rt_prop_stamp: Instant::ZERO,
+            rt_prop_expired: false,
+            delivered: 0,
             round: 0,
             next_round_delivered: 0,
             full_bw: 0.0,
@@ -219,9 +226,10 @@ impl BbrPath {
             }
         }
         debug_assert_eq!(self.btl_bw, self.bw_filter.get());
+        self.delivered = ack.delivered;
+        self.rt_prop_expired = ack.now.saturating_since(self.rt_prop_stamp) > RTPROP_WINDOW;
         if let Some(r) = rtt {
-            let expired = ack.now.saturating_since(self.rt_prop_stamp) > RTPROP_WINDOW;
-            if self.rt_prop.is_none_or(|m| r <= m) || expired {
+            if self.rt_prop.is_none_or(|m| r <= m) || self.rt_prop_expired {
                 self.rt_prop = Some(r);
                 self.rt_prop_stamp = ack.now;
             }
@@ -273,8 +281,8 @@ impl BbrPath {
     }
 
     fn check_probe_rtt(&mut self, now: Instant, in_flight: f64) {
-        let stale = now.saturating_since(self.rt_prop_stamp) > RTPROP_WINDOW;
-        if self.state != BbrState::ProbeRtt && stale && self.rt_prop.is_some() {
+        if self.state != BbrState::ProbeRtt && self.rt_prop_expired && self.rt_prop.is_some() {
+            self.rt_prop_expired = false;
             self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
             self.state = BbrState::ProbeRtt;
             self.probe_rtt_done = None;
@@ -286,7 +294,7 @@ impl BbrPath {
             None if in_flight <= MIN_WINDOW_SEGMENTS * self.mss => {
                 self.probe_rtt_done = Some(now + PROBE_RTT_TIME);
                 self.probe_rtt_round_done = false;
-                self.next_round_delivered = 0;
+                self.next_round_delivered = self.delivered;
             }
             Some(done) if self.probe_rtt_round_done && now >= done => {
                 self.rt_prop_stamp = now;
@@ -447,6 +455,8 @@ mod tests {
         assert_eq!(f.s[1], (30, 8.0), "past a quarter window: this one is second");
         f.update(40, 7.0, 100);
         assert_eq!(f.s[2], (30, 8.0), "within half a window the third stays");
+        f.update(50, 6.5, 100);
+        assert_eq!(f.s[2], (30, 8.0), "at exactly half a window the third stays");
         f.update(60, 6.0, 100);
         assert_eq!(f.s[2], (60, 6.0), "past half a window: this one is third");
         assert_eq!(f.update(101, 1.0, 100), 8.0, "the best aged out: the second takes over");
@@ -500,24 +510,162 @@ mod tests {
         assert!((b.paths[0].target_window(2.0) - (100_000.0 + 3.0 * q)).abs() < 1e-6);
     }
 
-    #[test]
-    fn startup_exits_after_three_rounds_without_growth_then_drains() {
-        let mut b = Bbr::default();
+    /// Drives a subflow through Startup into Drain: each ACK is one round,
+    /// and the bandwidth stops growing by 25% after round 3. BtlBw ends at
+    /// 4.3 MB/s and RTprop at 40 ms (BDP 172 kB); returns the bytes delivered.
+    fn drained(b: &mut Bbr, view: &[PathView]) -> u64 {
         b.on_path_added(0, 1000, 10);
-        let mut view = [PathView { active: true, bytes_in_flight: 200_000, ..Default::default() }];
         let mut delivered = 0;
-        // Each call is one round: the sample's packet was sent after the
-        // previous round began. Growth stops after round 3.
         for (round, rate) in [1e6, 2e6, 4e6, 4.1e6, 4.2e6, 4.3e6, 4.3e6].iter().enumerate() {
             let prior = delivered;
             delivered += 50_000;
-            b.on_ack(0, &ack(40 * (round as u64 + 1), 50_000, delivered, *rate, prior, 40), &view);
+            b.on_ack(0, &ack(40 * (round as u64 + 1), 50_000, delivered, *rate, prior, 40), view);
         }
+        delivered
+    }
+
+    /// One more ACK at `ms` of 1000 bytes, for a packet sent after the
+    /// previous ACK, at 4.3 MB/s.
+    fn next_ack(b: &mut Bbr, delivered: &mut u64, ms: u64, rtt_ms: u64, view: &[PathView]) {
+        b.on_ack(0, &ack(ms, 1000, *delivered + 1000, 4.3e6, *delivered, rtt_ms), view);
+        *delivered += 1000;
+    }
+
+    #[test]
+    fn startup_exits_after_three_rounds_without_growth_then_drains() {
+        let mut b = Bbr::default();
+        let mut view = [PathView { active: true, bytes_in_flight: 200_000, ..Default::default() }];
+        let delivered = drained(&mut b, &view);
         assert_eq!(b.state(0), Some(BbrState::Drain), "full pipe after 3 rounds below 25% growth");
+        assert_eq!(b.btl_bw(0), Some(4.3e6));
         // In flight falls to one BDP (4.3 MB/s x 40 ms = 172 kB): ProbeBW.
         view[0].bytes_in_flight = 150_000;
         b.on_ack(0, &ack(400, 1000, delivered + 1000, 4.3e6, delivered, 40), &view);
         assert_eq!(b.state(0), Some(BbrState::ProbeBw));
         assert_eq!(b.pacing_rate(0), Some(4_300_000), "cruise phase, gain 1");
+    }
+
+    /// BtlBw is the maximum over the last 10 round trips: a lower rate
+    /// takes over once the peak is more than 10 rounds old.
+    #[test]
+    fn btlbw_forgets_a_peak_after_ten_rounds() {
+        let mut b = Bbr::default();
+        let view = [PathView { active: true, bytes_in_flight: 150_000, ..Default::default() }];
+        let mut delivered = drained(&mut b, &view);
+        // The 4.3 MB/s peak came in rounds 6 and 7; each ACK below is a round at 2 MB/s.
+        for round in 8..=17 {
+            b.on_ack(0, &ack(40 * round, 1000, delivered + 1000, 2e6, delivered, 40), &view);
+            delivered += 1000;
+            assert_eq!(b.btl_bw(0), Some(4.3e6), "round {round}");
+        }
+        b.on_ack(0, &ack(40 * 18, 1000, delivered + 1000, 2e6, delivered, 40), &view);
+        assert_eq!(b.btl_bw(0), Some(2e6), "round 18: the peak of round 7 is 11 rounds old");
+    }
+
+    /// Drain holds while more than one BDP is in flight; in ProbeBW a
+    /// cruise phase (gain 1) lasts one RTprop whatever is in flight, and
+    /// the window follows gain 2 x BDP + 3 quanta.
+    #[test]
+    fn drain_then_probe_bw_phases_and_window() {
+        let mut b = Bbr::default();
+        let mut view = [PathView { active: true, bytes_in_flight: 200_000, ..Default::default() }];
+        let mut delivered = drained(&mut b, &view);
+        view[0].bytes_in_flight = 180_000;
+        next_ack(&mut b, &mut delivered, 300, 40, &view);
+        assert_eq!(b.state(0), Some(BbrState::Drain), "180 kB in flight is above the 172 kB BDP");
+        view[0].bytes_in_flight = 150_000;
+        next_ack(&mut b, &mut delivered, 400, 40, &view);
+        assert_eq!((b.state(0), b.paths[0].cycle_index), (Some(BbrState::ProbeBw), 2));
+        // Window: 2 x 172 kB + 3 x 4.3 kB (1 ms at 4.3 MB/s) = 356.9 kB.
+        assert_eq!(b.window(0), 356_900);
+        next_ack(&mut b, &mut delivered, 430, 40, &view);
+        assert_eq!(b.paths[0].cycle_index, 2, "30 ms into a 40 ms phase");
+        next_ack(&mut b, &mut delivered, 440, 40, &view);
+        assert_eq!(b.paths[0].cycle_index, 2, "a phase ends after more than one RTprop");
+        next_ack(&mut b, &mut delivered, 441, 40, &view);
+        assert_eq!(b.paths[0].cycle_index, 3, "a cruise phase ends after one RTprop, in flight below the BDP");
+        // Halved under penalize, then growing by what is acknowledged.
+        b.penalize(Instant::ZERO, 0, &view);
+        assert_eq!(b.window(0), 178_450);
+        next_ack(&mut b, &mut delivered, 450, 40, &view);
+        assert_eq!(b.window(0), 179_450);
+    }
+
+    /// ProbeBW's probing phase (gain 1.25) lasts at least one RTprop and
+    /// until 1.25 BDP is in flight (or a loss); the draining phase (0.75)
+    /// ends early once in flight is down to one BDP.
+    #[test]
+    fn probe_bw_gain_phases_end_on_in_flight() {
+        let mut b = Bbr::default();
+        let mut view = [PathView { active: true, bytes_in_flight: 150_000, ..Default::default() }];
+        let mut delivered = drained(&mut b, &view);
+        next_ack(&mut b, &mut delivered, 400, 40, &view);
+        b.paths[0].cycle_index = 0;
+        // 1.25 x 172 kB = 215 kB; the phase started at 400 ms, RTprop 40 ms.
+        for (in_flight, ms, index, why) in [
+            (220_000, 410, 0, "1.25 BDP in flight, but within the RTprop"),
+            (200_000, 441, 0, "past the RTprop, below 1.25 BDP"),
+            (220_000, 450, 1, "past the RTprop and 1.25 BDP in flight"),
+            (180_000, 455, 1, "gain 0.75: above one BDP, within the RTprop"),
+            (170_000, 460, 2, "gain 0.75: down to one BDP, the phase ends at once"),
+        ] {
+            view[0].bytes_in_flight = in_flight;
+            next_ack(&mut b, &mut delivered, ms, 40, &view);
+            assert_eq!(b.paths[0].cycle_index, index, "{why}");
+        }
+    }
+
+    /// RTprop expires when it is more than 10 s old (the draft's
+    /// `Now() > rtprop_stamp + RTpropFilterLen`), not at exactly 10 s.
+    #[test]
+    fn rtprop_expires_after_ten_seconds() {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let view = [PathView { active: true, ..Default::default() }];
+        b.on_ack(0, &ack(40, 1000, 1000, 5e5, 0, 40), &view);
+        // Startup paces at 2.885 x 500 kB/s: 1 ms is 1443 B, below the
+        // quantum's floor of 2 segments.
+        assert_eq!(b.paths[0].send_quantum(), 2000.0);
+        b.on_ack(0, &ack(10_040, 1000, 2000, 5e5, 1000, 50), &view);
+        assert_eq!(b.paths[0].rt_prop, Some(Duration::from_millis(40)));
+        b.on_ack(0, &ack(10_041, 1000, 3000, 5e5, 2000, 50), &view);
+        assert_eq!(b.paths[0].rt_prop, Some(Duration::from_millis(50)));
+    }
+
+    /// RTprop unrefreshed for 10 s sends the subflow to ProbeRTT (draft
+    /// section 4.3.5, `BBR.rtprop_expired` as computed before the sample
+    /// replaces RTprop): the window drops to 4 segments; the 200 ms start
+    /// once in flight is down to 4 segments, and ProbeRTT ends after them
+    /// and a round trip, restoring the window.
+    #[test]
+    fn a_stale_rtprop_triggers_probe_rtt() {
+        let mut b = Bbr::default();
+        let mut view = [PathView { active: true, bytes_in_flight: 150_000, ..Default::default() }];
+        let mut delivered = drained(&mut b, &view);
+        b.on_ack(0, &ack(400, 1000, delivered + 1000, 4.3e6, delivered, 40), &view);
+        delivered += 1000;
+        assert_eq!(b.state(0), Some(BbrState::ProbeBw));
+        let before = b.window(0);
+        // Every later sample is 45 ms: RTprop (40 ms, stamped at 400 ms) expires at 10.4 s.
+        next_ack(&mut b, &mut delivered, 10_401, 45, &view);
+        assert_eq!(b.state(0), Some(BbrState::ProbeRtt));
+        assert_eq!(b.window(0), 4000);
+        assert_eq!(b.paths[0].rt_prop, Some(Duration::from_millis(45)));
+        // 300 ms later, with 150 kB still in flight, ProbeRTT has not started its clock.
+        next_ack(&mut b, &mut delivered, 10_701, 45, &view);
+        assert_eq!(b.state(0), Some(BbrState::ProbeRtt));
+        view[0].bytes_in_flight = 4000;
+        next_ack(&mut b, &mut delivered, 10_710, 45, &view);
+        let mark = delivered;
+        // ProbeRTT ends 200 ms from here and after the ACK of a packet sent
+        // after 10.71 s; ACKs of earlier packets do not end the round.
+        for ms in [10_800, 10_911] {
+            b.on_ack(0, &ack(ms, 1000, delivered + 1000, 4.3e6, mark - 5000, 45), &view);
+            delivered += 1000;
+            assert_eq!(b.state(0), Some(BbrState::ProbeRtt), "at {ms} ms");
+        }
+        next_ack(&mut b, &mut delivered, 10_950, 45, &view);
+        assert_eq!(b.state(0), Some(BbrState::ProbeBw), "200 ms and a round trip");
+        assert!(b.window(0) >= before, "{} < {before}", b.window(0));
     }
 }

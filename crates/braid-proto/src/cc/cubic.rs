@@ -220,4 +220,71 @@ mod tests {
         assert_eq!(c.window(0), 1_000);
         assert_eq!(c.ssthresh(0), 34_300);
     }
+
+    fn after_loss_from_100_segments() -> (Cubic, [PathView; 1]) {
+        let mut c = Cubic::default();
+        c.on_path_added(0, 1000, 100);
+        let views = [PathView { srtt: Some(Duration::from_millis(100)), active: true, ..Default::default() }];
+        c.on_congestion_event(Instant::ZERO, 0, &views);
+        (c, views)
+    }
+
+    #[test]
+    fn growth_scales_with_the_segments_one_ack_covers() {
+        let (mut c, views) = after_loss_from_100_segments();
+        c.on_ack(0, &at(0, 1000), &views);
+        // As in `loss_then_concave_growth_towards_w_max`, but the ACK at
+        // t = 1 s covers two segments: (87.884 - 70.0076) / 70.0076 x 2 =
+        // 0.5107 segments, to 70.518.
+        c.on_ack(0, &at(1000, 2000), &views);
+        let w = c.window(0) as f64 / 1000.0;
+        assert!((w - 70.518).abs() < 2e-3, "{w}");
+    }
+
+    #[test]
+    fn the_epoch_opens_with_congestion_avoidance_not_in_slow_start() {
+        let (mut c, views) = after_loss_from_100_segments();
+        // Timeout at 70 segments: W_max = 70 x 1.7 / 2 = 59.5, ssthresh 49, cwnd 1.
+        c.on_rto(Instant::ZERO, 0, &views);
+        // Slow start back to ssthresh at t = 0 (nothing left for avoidance).
+        c.on_ack(0, &at(0, 1000), &views);
+        c.on_ack(0, &at(0, 47_000), &views);
+        assert_eq!(c.window(0), 49_000);
+        // The first avoidance ACK, at t = 1 s, opens the epoch (RFC 9438
+        // section 4.2): K = cbrt((59.5 - 49) / 0.4) = 2.972 s, W_cubic(0) = 49
+        // lies below W_est = 49 + 0.5294 / 49 = 49.0108, so the window is
+        // W_est. An epoch opened at t = 0 with cwnd = 2 would put W_cubic(1)
+        // near 29 and leave the window at 49.
+        c.on_ack(0, &at(1000, 1000), &views);
+        assert_eq!(c.paths[0].epoch, Some(Instant::ZERO + Duration::from_secs(1)));
+        assert!((c.paths[0].k - 2.972).abs() < 1e-3, "{}", c.paths[0].k);
+        assert_eq!(c.window(0), 49_010);
+    }
+
+    /// Without an earlier loss, the first epoch takes the current window as
+    /// W_max (RFC 9438 section 4.2): K = 0 and the curve rises from it.
+    #[test]
+    fn without_a_loss_the_curve_starts_at_the_window() {
+        let mut c = Cubic::default();
+        c.on_path_added(0, 1000, 10);
+        c.paths[0].window.ssthresh = 1.0;
+        let views = [PathView { srtt: Some(Duration::from_millis(100)), active: true, ..Default::default() }];
+        // t = 0: W_cubic(0) = 10 is below W_est = 10 + 1/10 (alpha 1: no
+        // earlier reduction), so the window is 10.1 segments.
+        c.on_ack(0, &at(0, 1000), &views);
+        assert_eq!(c.window(0), 10_100);
+        // t = 2 s: W_cubic(2) = 0.4 x 8 + 10 = 13.2 > W_est = 10.199; target
+        // W_cubic(2.1) = 13.704: + (13.704 - 10.1) / 10.1 = 0.357 segments.
+        c.on_ack(0, &at(2000, 1000), &views);
+        assert_eq!(c.window(0), 10_456);
+    }
+
+    #[test]
+    fn a_loss_leaves_at_least_two_segments() {
+        let mut c = Cubic::default();
+        c.on_path_added(0, 1000, 2);
+        c.on_congestion_event(Instant::ZERO, 0, &[PathView::default()]);
+        // 0.7 x 2 segments = 1400 B, below the floor of 2 segments.
+        assert_eq!((c.window(0), c.ssthresh(0)), (2_000, 2_000));
+    }
 }

@@ -250,6 +250,18 @@ mod properties {
         }
     }
 
+    /// Each controller reports the name scenarios and summaries use; the
+    /// send buffer is sized for 3 windows under BBR and C-MPBBR
+    /// (`bbr_sndbuf_expand`) and for Linux's default 2 under the rest.
+    #[test]
+    fn names_and_send_buffer_factors() {
+        for &(name, _) in ALGORITHMS {
+            let c = by_name(name).unwrap();
+            assert_eq!(c.name(), name);
+            assert_eq!(c.sndbuf_expand(), if matches!(name, "bbr" | "mpbbr") { 3 } else { 2 }, "{name}");
+        }
+    }
+
     /// Random sequences of adds, ACKs (zero-length ones, zero and missing
     /// RTTs included), losses, timeouts and removals: no controller panics,
     /// and every active window stays finite and at least one segment.

@@ -239,6 +239,13 @@ mod tests {
     }
 
     #[test]
+    fn a_loss_leaves_no_slow_start_threshold() {
+        let mut m = with_bw(&[10e6]);
+        m.on_congestion_event(Instant::ZERO, 0, &[PathView { active: true, ..Default::default() }]);
+        assert_eq!(m.ssthresh(0), u64::MAX, "BBR has none");
+    }
+
+    #[test]
     fn equal_bandwidth_without_a_standing_queue_is_not_a_shared_bottleneck() {
         // Two equal disjoint paths: equal BtlBw, but each subflow's RTT
         // returns to the path's lowest within every cycle (a queue of
@@ -252,6 +259,19 @@ mod tests {
         // Without a sample in the cycle there is no evidence either.
         m.check(0);
         m.check(0);
+        assert_eq!(m.bbr.paths[0].bw_divisor, 1.0);
+    }
+
+    /// A standing queue must also be at least four segments: at 100 kB/s
+    /// over 20 ms (BDP 2 kB), 30 ms of queueing is 3 kB, above a quarter
+    /// BDP but below 4 x 1000 B.
+    #[test]
+    fn a_queue_below_four_segments_is_not_standing() {
+        let mut m = with_bw(&[1e5, 1e5]);
+        for _ in 0..3 {
+            cycle_low(&mut m, 0, 50);
+            m.check(0);
+        }
         assert_eq!(m.bbr.paths[0].bw_divisor, 1.0);
     }
 
@@ -270,6 +290,13 @@ mod tests {
         // Delivering well (12 MB/s together) resets the count.
         let mut m = with_bw(&[10e6, 1e6]);
         m.bbr.paths[0].last_rate = 11e6;
+        for _ in 0..10 {
+            m.check(1);
+        }
+        assert_eq!(m.take_closed_path(), None);
+        // 7 MB/s together is below the best BtlBw but above (1 - 40%) of it.
+        let mut m = with_bw(&[10e6, 1e6]);
+        m.bbr.paths[0].last_rate = 6e6;
         for _ in 0..10 {
             m.check(1);
         }

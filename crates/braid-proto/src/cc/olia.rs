@@ -157,6 +157,14 @@ mod tests {
         // Three paths, two best ones outside M: 1/(3*2) each; M gets -1/3.
         let a = olia_alphas(&[p(1.0, 0.01, 10.0), p(2.0, 0.01, 10.0), p(9.0, 0.01, 1.0)]);
         assert_eq!(a, vec![1.0 / 6.0, 1.0 / 6.0, -1.0 / 3.0]);
+        // Three paths, one best outside M and two sharing the max window:
+        // +1/(3*1) for the best, -1/(3*2) for each of M.
+        let a = olia_alphas(&[p(1.0, 0.01, 10.0), p(9.0, 0.01, 1.0), p(9.0, 0.02, 1.0)]);
+        assert_eq!(a, vec![1.0 / 3.0, -1.0 / 6.0, -1.0 / 6.0]);
+        // Quality is l / rtt^2: 10 kB over (10 ms)^2 beats 30 kB over (20 ms)^2,
+        // though the second delivers more per RTT; it also has the max window.
+        let a = olia_alphas(&[p(10.0, 0.01, 10_000.0), p(20.0, 0.02, 30_000.0)]);
+        assert_eq!(a, vec![0.5, -0.5]);
     }
 
     #[test]
@@ -176,6 +184,10 @@ mod tests {
         // Path 1: 12.5 B coupled, minus 0.5 * 1e6 / 2e4 = 25 B: shrinks by 12.5 B.
         let inc = o.rule.increase(&o.windows, 1, 1000.0, &paths);
         assert!((inc + 12.5).abs() < 1e-9, "{inc}");
+        // Without an RTT estimate a subflow grows like Reno: 1e6 / 2e4 = 50 B.
+        let unmeasured = [view(10), PathView { srtt: None, ..view(20) }];
+        let inc = o.rule.increase(&o.windows, 1, 1000.0, &unmeasured);
+        assert!((inc - 50.0).abs() < 1e-9, "{inc}");
         // Through the controller: the marks follow acknowledged bytes and
         // shift at losses, and the window may shrink.
         let mut a = ack(1000);

@@ -47,6 +47,16 @@ mod tests {
         assert_eq!(r.window(0), 2000);
     }
 
+    /// Penalisation (Raiciu et al.) halves the window and, outside slow
+    /// start, ssthresh, as Linux does directly under the module.
+    #[test]
+    fn penalizing_halves_window_and_ssthresh() {
+        let mut r = in_avoidance::<Reno>(&[10]);
+        r.windows[0].ssthresh = 8000.0;
+        r.penalize(Instant::ZERO, 0, &[]);
+        assert_eq!((r.window(0), r.ssthresh(0)), (5000, 4000));
+    }
+
     #[test]
     fn no_growth_in_recovery_and_unknown_paths_are_ignored() {
         let mut r = in_avoidance::<Reno>(&[0, 10]);

@@ -262,6 +262,25 @@ mod tests {
         assert_eq!(p.window.bytes(), 17_500);
     }
 
+    /// The backoff compares with the smallest queueing delay since the
+    /// last one: a round with less queueing lowers the reference.
+    #[test]
+    fn a_lower_queueing_delay_becomes_the_backoff_reference() {
+        let mut p = path(40.0, 120.0);
+        p.alpha = 10.0;
+        // diff = 40 x 0.02 / 0.12 = 6.7 < 10: 41 segments; queue_delay 20 ms.
+        p.decide(1000, |_| 0.5);
+        // 110 ms: diff = 41 x 0.01 / 0.11 = 3.7: 42; queue_delay down to 10 ms.
+        (p.rtt_samples, p.rtt_sum) = (3, 3.0 * 0.110);
+        p.decide(1000, |_| 0.5);
+        assert_eq!(p.window.bytes(), 42_000);
+        // 120 ms again: diff = 7: 43, and 20 ms is twice the 10 ms reference:
+        // 43 x 0.1 / (2 x 0.12) = 17.92 segments.
+        (p.rtt_samples, p.rtt_sum) = (3, 3.0 * 0.120);
+        p.decide(1000, |_| 0.5);
+        assert_eq!(p.window.bytes(), 17_916);
+    }
+
     #[test]
     fn slow_start_ends_on_queueing() {
         let mut p = path(30.0, 150.0);
@@ -269,6 +288,7 @@ mod tests {
         // diff = 30 * 0.05 / 0.15 = 10 > gamma: cwnd = 30 * 0.1 / 0.15 + 1 = 21.
         p.decide(1000, |_| 1.0);
         assert_eq!(p.window.bytes(), 21_000);
+        assert_eq!(p.window.ssthresh_bytes(), 21_000, "ssthresh = min(ssthresh, cwnd)");
         assert!(!p.window.in_slow_start());
     }
 
@@ -300,5 +320,66 @@ mod tests {
         // Round ends with 3 samples and no queueing (diff 0 < alpha): +1 segment.
         w.on_ack(0, &ack(5000, 1000), &view);
         assert_eq!(w.window(0), 11_100);
+    }
+
+    /// wVegas with path 0 at 40 segments and path 1 at 10, both in
+    /// congestion avoidance; path 0 has base RTT 100 ms and two samples of
+    /// 120 ms in the current round.
+    fn two_paths() -> WVegas {
+        let mut w = WVegas::default();
+        for (path, segments) in [(0, 40), (1, 10)] {
+            w.on_path_added(path, 1000, segments);
+            w.paths[path].window.ssthresh = 1.0;
+        }
+        let p = &mut w.paths[0];
+        (p.base_rtt, p.rtt_samples, p.rtt_sum) = (0.100, 2, 0.240);
+        w
+    }
+
+    /// Ends path 0's round with a third 120 ms sample; srtt 120 ms on path 0
+    /// and 100 ms on path 1.
+    fn end_round(w: &mut WVegas) {
+        let view = |ms| PathView { srtt: Some(Duration::from_millis(ms)), active: true, ..Default::default() };
+        let mut ack = crate::cc::test_ack(Instant::ZERO, 1000);
+        (ack.rtt, ack.delivered, ack.prior_delivered) = (Some(Duration::from_millis(120)), 1000, Some(0));
+        w.on_ack(0, &ack, &[view(120), view(100)]);
+    }
+
+    #[test]
+    fn alpha_is_the_subflows_share_of_the_connections_rate() {
+        let mut w = two_paths();
+        assert_eq!(w.alpha(0), Some(WVEGAS_MIN_ALPHA));
+        end_round(&mut w);
+        // diff = 40 x 0.02 / 0.12 = 6.67 >= alpha 2: alpha is recomputed from
+        // the rates x_0 = 40 / 0.12 = 333.3 and x_1 = 10 / 0.1 = 100 segments/s,
+        // 10 x 333.3 / 433.3 = 7.692; diff is below it: +1 segment.
+        let alpha = w.alpha(0).unwrap();
+        assert!((alpha - 7.692_308).abs() < 1e-6, "{alpha}");
+        assert_eq!(w.window(0), 41_000);
+        assert_eq!(w.ssthresh(0), 30_750, "3/4 of the window");
+    }
+
+    #[test]
+    fn a_removed_subflow_leaves_the_rate_sum() {
+        let mut w = two_paths();
+        w.on_path_removed(1);
+        end_round(&mut w);
+        // Path 0 alone: alpha = 10 x 333.3 / 333.3 = 10.
+        let alpha = w.alpha(0).unwrap();
+        assert!((alpha - WVEGAS_TOTAL_ALPHA).abs() < 1e-9, "{alpha}");
+    }
+
+    #[test]
+    fn a_loss_halves_the_window_as_reno_does() {
+        let mut w = two_paths();
+        w.on_congestion_event(Instant::ZERO, 0, &[]);
+        assert_eq!((w.window(0), w.ssthresh(0)), (20_000, 20_000));
+    }
+
+    #[test]
+    fn penalizing_halves_the_window() {
+        let mut w = two_paths();
+        w.penalize(Instant::ZERO, 0, &[]);
+        assert_eq!(w.window(0), 20_000);
     }
 }

@@ -87,6 +87,9 @@ mod tests {
         // X = 1000 * (10 + 2) * 5 = 60 kB; lambda 1.2: 72 kB.
         let (f, s) = (path(10, 10_000), path(50, 0));
         assert!((blest_fast_bytes(&f, &s) - 60_000.0).abs() < 1e-9);
+        // A fast subflow without an RTT sample counts as one RTT: 10 kB, not infinity.
+        let unmeasured = SchedPath { srtt: None, ..f };
+        assert_eq!(blest_fast_bytes(&unmeasured, &s), 10_000.0);
         let conn = |window: u64| SchedConn { send_window: window, ..SchedConn::default() };
         let mut b = Blest::default();
         // Window 64 kB: 72 kB > 64 kB - 1 kB: wait.

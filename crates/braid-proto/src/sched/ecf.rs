@@ -127,4 +127,14 @@ mod tests {
         ecf.waiting = true;
         assert!(ecf.should_wait(&f, &s, 95.0));
     }
+
+    /// Waiting must finish strictly sooner: `n RTT_f < RTT_s + delta`.
+    #[test]
+    fn a_tie_sends_on_the_slower_subflow() {
+        let (mut f, mut s) = (path(10, 10_000), path(20, 0));
+        (f.rttvar, s.rttvar) = (Duration::ZERO, Duration::ZERO);
+        // k = 10: n = 2, n RTT_f = 20 ms = RTT_s; the second test would hold
+        // (10/10 x 20 ms >= 2 x 10 ms), so only the first keeps ECF sending.
+        assert!(!Ecf::default().should_wait(&f, &s, 10.0));
+    }
 }

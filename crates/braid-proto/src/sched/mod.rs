@@ -341,6 +341,11 @@ pub(crate) mod tests {
             build("ecf", &rr).unwrap_err(),
             SettingsError::NotApplicable { setting: "num_segments", scheduler: "ecf".into() }
         );
+        let beta = Settings { beta: Some(0.5), ..Settings::default() };
+        assert_eq!(
+            build("rr", &beta).unwrap_err().to_string(),
+            "beta does not apply to \"rr\"; it is a setting of ecf and llhd"
+        );
         let beta = |b| Settings { beta: Some(b), ..Settings::default() };
         assert!(build("ecf", &beta(0.5)).is_ok() && build("llhd", &beta(10.0)).is_ok());
         assert!(matches!(build("ecf", &beta(2.0)), Err(SettingsError::OutOfRange { setting: "beta", .. })));
@@ -349,6 +354,19 @@ pub(crate) mod tests {
         assert!(matches!(build("blest", &lambda), Err(SettingsError::OutOfRange { setting: "lambda", .. })));
         assert!(matches!(build("fifo", &Settings::default()), Err(SettingsError::UnknownScheduler(_))));
         assert!(ALGORITHMS.iter().all(|(n, _)| by_name(n).is_some()));
+    }
+
+    /// Each scheduler reports the name scenarios and summaries use, and
+    /// retransmits opportunistically by default exactly when its Linux
+    /// module is built on the default scheduler's `mptcp_next_segment`
+    /// (`mptcp_rr.c` and `mptcp_redundant.c` are not).
+    #[test]
+    fn names_and_opportunistic_defaults_follow_the_kernel_modules() {
+        for (name, _) in ALGORITHMS {
+            let s = by_name(name).unwrap();
+            assert_eq!(s.name(), *name);
+            assert_eq!(s.opportunistic_by_default(), !matches!(*name, "rr" | "redundant"), "{name}");
+        }
     }
 
     /// A regular subflow with `rtt_ms` SRTT, a 10-segment window of 1000-byte

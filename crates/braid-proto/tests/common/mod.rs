@@ -108,6 +108,18 @@ pub fn drive(
     b: &mut braid_proto::Connection,
     delay_ms: u64,
     limit_ms: u64,
+    done: impl FnMut(&mut braid_proto::Connection, &mut braid_proto::Connection) -> bool,
+    drop: impl FnMut(braid_proto::Instant, bool, &braid_proto::Packet) -> bool,
+) -> Result<braid_proto::Instant, String> {
+    drive_paths(a, b, |_| delay_ms, limit_ms, done, drop)
+}
+
+/// [`drive`] with a one-way delay per subflow: `delay_ms(subflow id)`.
+pub fn drive_paths(
+    a: &mut braid_proto::Connection,
+    b: &mut braid_proto::Connection,
+    delay_ms: impl Fn(u8) -> u64,
+    limit_ms: u64,
     mut done: impl FnMut(&mut braid_proto::Connection, &mut braid_proto::Connection) -> bool,
     mut drop: impl FnMut(braid_proto::Instant, bool, &braid_proto::Packet) -> bool,
 ) -> Result<braid_proto::Instant, String> {
@@ -126,7 +138,7 @@ pub fn drive(
             while let Some(p) = c.poll_transmit(now) {
                 if !drop(now, to_b, &p) {
                     seq += 1;
-                    wire.insert((now + Duration::from_millis(delay_ms), seq), (to_b, p));
+                    wire.insert((now + Duration::from_millis(delay_ms(p.subflow.0)), seq), (to_b, p));
                 }
             }
         }

@@ -1,0 +1,180 @@
+//! Connection behaviours at their edges that cargo-mutants found no test
+//! pinned: the send buffer's free space, the window update after a read of
+//! half the receive buffer, the failure timer, and how lost small segments
+//! are merged into one retransmission.
+
+use braid_proto::{Config, Connection, Duration, Frame, Instant};
+
+mod common;
+
+#[test]
+fn a_connection_names_its_controller_and_scheduler() {
+    let (a, _) = common::pair(Config::default(), "olia", "ecf", 1);
+    assert_eq!((a.controller_name(), a.scheduler_name()), ("olia", "ecf"));
+}
+
+#[test]
+fn send_room_is_the_space_left_in_the_send_buffer() {
+    let (mut a, _) = common::pair(Config::default(), "reno", "minrtt", 1);
+    assert_eq!(a.send_room(), 4 << 20);
+    a.write(&[1; 1000]);
+    assert_eq!(a.send_room(), (4 << 20) - 1000);
+}
+
+/// Reading half the receive buffer announces the larger window at once
+/// (so a sender blocked on it resumes); reading less waits for the next ACK.
+#[test]
+fn reading_half_the_buffer_sends_a_window_update() {
+    let cfg = Config { recv_buffer: 20_000, ack_every: 1, ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
+    a.write(&[5; 20_000]);
+    let full = |a: &mut Connection, b: &mut Connection| b.readable() == 20_000 && a.all_acked();
+    let now = common::drive(&mut a, &mut b, 10, 5_000, full, |_, _, _| false).expect("transfer");
+    assert!(b.poll_transmit(now).is_none(), "nothing pending once the transfer is acknowledged");
+    let mut buf = [0; 10_000];
+    assert_eq!(b.read(&mut buf[..9_999]), 9_999);
+    assert!(b.poll_transmit(now).is_none(), "less than half the buffer read: no update yet");
+    assert_eq!(b.read(&mut buf[..1]), 1);
+    let update = b.poll_transmit(now).expect("a window update after reading half the buffer");
+    let Frame::Ack(ack) = update.frame else { panic!("{update:?}") };
+    assert_eq!(ack.window_end, 30_000, "20 kB delivered, 10 kB read, 20 kB buffer");
+}
+
+/// The failure timer runs only while data waits and no subflow can carry
+/// it: a transfer that takes longer than the timeout on a working path
+/// does not fail.
+#[test]
+fn a_long_transfer_on_a_working_path_does_not_fail() {
+    let cfg = Config { failure_timeout: Duration::from_millis(300), ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
+    a.write_zeros(2_000_000);
+    let done = |a: &mut Connection, _: &mut Connection| a.all_acked() || a.error().is_some();
+    let end = common::drive(&mut a, &mut b, 50, 20_000, done, |_, _, _| false).expect("transfer");
+    assert!(end > Instant::ZERO + Duration::from_millis(600), "the transfer outlasts the timeout: {end:?}");
+    assert_eq!(a.error(), None);
+}
+
+/// Lost small segments are merged into one retransmission of up to one
+/// MSS (Linux's `tcp_retrans_try_collapse`), exactly one MSS included.
+#[test]
+fn lost_small_segments_merge_up_to_exactly_one_mss() {
+    let cfg = Config { nodelay: true, ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    let mut sent = 0;
+    for _ in 0..3 {
+        a.write(&[3; 724]);
+        while a.poll_transmit(Instant::ZERO).is_some() {
+            sent += 1;
+        }
+    }
+    assert_eq!(sent, 3, "three segments of half an MSS");
+    // All lost: the timeout queues them for retransmission, one MSS of window.
+    let rto = a.poll_timeout().expect("retransmission timer");
+    a.handle_timeout(rto);
+    let p = a.poll_transmit(rto).expect("a retransmission");
+    let Frame::Data(d) = p.frame else { panic!("{p:?}") };
+    assert_eq!((d.dsn, d.len), (0, 1448), "the first two segments, 724 + 724 = 1448 B, go as one");
+}
+
+/// Every data packet `c` sends at `now`, as (subflow, DSN, length).
+fn data_sent(c: &mut Connection, now: Instant) -> Vec<(u8, u64, u32)> {
+    let mut sent = Vec::new();
+    while let Some(p) = c.poll_transmit(now) {
+        if let Frame::Data(d) = p.frame {
+            sent.push((p.subflow.0, d.dsn, d.len));
+        }
+    }
+    sent
+}
+
+/// The initial window (10 segments) leaves at once: full segments are not
+/// held back while others are in flight.
+#[test]
+fn the_initial_window_goes_out_at_once() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 20_000]);
+    let sent = data_sent(&mut a, Instant::ZERO);
+    assert_eq!(sent.len(), 10, "{sent:?}");
+    assert!(sent.iter().all(|&(_, _, len)| len == 1448), "{sent:?}");
+}
+
+/// Nagle's algorithm (Minshall's variant): a short segment goes out, the
+/// next short one waits until the first is acknowledged.
+#[test]
+fn nagle_holds_a_second_short_segment() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 100]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 0, 100)]);
+    a.write(&[2; 100]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![], "held while the first is unacknowledged");
+    // A full segment is never held, and one in flight holds nothing back.
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 100]);
+    a.write(&[1; 1448]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 0, 1448), (0, 1448, 100)]);
+    a.write(&[1; 1448]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 1548, 1448)], "though the 100 bytes are unacknowledged");
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 1448]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 0, 1448)]);
+    a.write(&[1; 100]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 1448, 100)], "only a full segment is in flight");
+}
+
+/// Redundant scheduling: each subflow carries every segment once.
+#[test]
+fn redundant_subflows_each_carry_every_segment() {
+    let cfg = Config { nodelay: true, ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "redundant", 2);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 3000]);
+    let mut sent = data_sent(&mut a, Instant::ZERO);
+    sent.sort();
+    let each = [(0, 1448), (1448, 1448), (2896, 104)];
+    let want: Vec<_> = [0, 1].iter().flat_map(|&sf| each.map(|(dsn, len)| (sf, dsn, len))).collect();
+    assert_eq!(sent, want);
+}
+
+/// A subflow suspected dead keeps probing at least every failure timeout
+/// / 8 (7.5 s by default), however far its RTO has backed off, so it is
+/// found again soon after its path returns.
+#[test]
+fn a_dead_paths_retransmissions_are_at_most_an_eighth_of_the_failure_timeout_apart() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 1000]);
+    let mut sent = Vec::new();
+    let lost = |now: Instant, to_b: bool, _: &braid_proto::Packet| {
+        if to_b {
+            sent.push(now);
+        }
+        to_b
+    };
+    let end = common::drive(&mut a, &mut b, 10, 50_000, |_, _| false, lost);
+    assert!(end.is_err(), "nothing gets through");
+    let gaps: Vec<u64> = sent.windows(2).map(|w| w[1].saturating_since(w[0]).as_nanos() / 1_000_000).collect();
+    assert!(gaps.len() >= 8, "{gaps:?}");
+    assert!(gaps.iter().all(|&g| g <= 7_500), "{gaps:?}");
+    assert!(gaps.contains(&7_500), "the backoff reaches the cap: {gaps:?}");
+}
+
+/// With data waiting and every path dead, the connection fails after the
+/// failure timeout, and says so.
+#[test]
+fn all_paths_dead_fails_the_connection_after_the_timeout() {
+    let cfg = Config { failure_timeout: Duration::from_secs(2), ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 2);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.write(&[1; 10_000]);
+    let failed = |a: &mut Connection, _: &mut Connection| a.error().is_some();
+    let end = common::drive(&mut a, &mut b, 10, 30_000, failed, |_, to_b, _| to_b).expect("fails");
+    let e = a.error().unwrap();
+    assert_eq!(e, braid_proto::ConnectionError::AllPathsDown { for_at_least: Duration::from_secs(2) });
+    assert_eq!(e.to_string(), "no usable path for 2.000 s with data waiting");
+    assert!(end < Instant::ZERO + Duration::from_secs(10), "{end:?}");
+}
