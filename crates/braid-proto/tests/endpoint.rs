@@ -34,6 +34,16 @@ fn addr(s: &str) -> SocketAddr {
     s.parse().unwrap()
 }
 
+/// Advances the clock by a millisecond and runs both endpoints' due timers.
+fn tick(client: &mut Endpoint, server: &mut Endpoint, now: &mut Instant) {
+    *now += braid_proto::Duration::from_millis(1);
+    for e in [client, server] {
+        for c in e.handles() {
+            e.connection(c).unwrap().handle_timeout(*now);
+        }
+    }
+}
+
 /// Moves every packet the client's connection has to the server endpoint
 /// as bytes (from `from`), and the server's back; returns the server-side
 /// handle once there is one.
@@ -94,12 +104,7 @@ fn open_transfer_and_follow_an_address_change() {
         if got.len() == data.len() {
             break;
         }
-        now += braid_proto::Duration::from_millis(1);
-        for e in [&mut client, &mut server] {
-            for c in e.handles() {
-                e.connection(c).unwrap().handle_timeout(now);
-            }
-        }
+        tick(&mut client, &mut server, &mut now);
     }
     assert!(got == data, "{} of {} bytes", got.len(), data.len());
     assert_eq!((server.len(), server.stats().accepted, server.stats().replies), (1, 1, 1));
@@ -262,12 +267,7 @@ fn a_late_answer_to_a_second_hello_does_not_change_the_connection() {
         if got.len() == data.len() {
             break;
         }
-        now += braid_proto::Duration::from_millis(1);
-        for e in [&mut client, &mut server] {
-            for c in e.handles() {
-                e.connection(c).unwrap().handle_timeout(now);
-            }
-        }
+        tick(&mut client, &mut server, &mut now);
     }
     assert!(hellos >= 2, "the first subflow's Hello was re-sent");
     assert!(got == data, "{} of {} bytes", got.len(), data.len());
