@@ -29,10 +29,13 @@ fn homogeneous_paths_aggregate_under_every_scheduler() {
 /// about 0.25 ms, some 5 to 9 MB while one segment crosses the slow path,
 /// against a 6 MiB send window. When queueing lifts the fast path's RTT
 /// from 0.23 to 0.35 ms, X drops below the window and BLEST starts using the
-/// slow path; in seed 1 that never happens (0.2% on the slow path), in
-/// seeds 2 and 3 it does after 10 s (24%). The test takes the mean over
-/// the three seeds: BLEST under 60% of minRTT's slow-path share (measured
-/// 17.8% vs 33.2%).
+/// slow path. Since BBR enters ProbeRTT when RTprop expires (it almost
+/// never did before; found by mutation testing), the first ProbeRTT, 10 s
+/// in, triggers that in every seed: 24.0% on the slow path in seeds 1-3,
+/// where the bound used to be calibrated on 0.2%, 24% and 24% (a mean of
+/// 17.8%). The test takes the mean over the three seeds: BLEST under 80% of
+/// minRTT's slow-path share (measured 24.0% vs 33.2%, a ratio of 0.72;
+/// BLEST behaving as minRTT gives 1).
 #[test]
 fn blest_leaves_a_blocking_slow_path_mostly_idle() {
     let slow_share = |name: &str| {
@@ -41,7 +44,7 @@ fn blest_leaves_a_blocking_slow_path_mostly_idle() {
     };
     let (blest, minrtt) = (slow_share("blest"), slow_share("minrtt"));
     println!("slow-path share: BLEST {:.1}%, minRTT {:.1}%", blest * 100.0, minrtt * 100.0);
-    assert!(blest < 0.6 * minrtt, "BLEST sends {:.1}% on the slow path, minRTT {:.1}%", blest * 100.0, minrtt * 100.0);
+    assert!(blest < 0.8 * minrtt, "BLEST sends {:.1}% on the slow path, minRTT {:.1}%", blest * 100.0, minrtt * 100.0);
 }
 
 /// Every byte arrives once and in order under every scheduler, over a lossy
