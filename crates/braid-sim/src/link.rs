@@ -123,6 +123,20 @@ impl LinkStats {
         self.drops_queue + self.drops_early + self.drops_random + self.drops_down
     }
 
+    /// The counts between `earlier` (counters taken before) and these.
+    pub fn since(&self, earlier: &LinkStats) -> LinkStats {
+        LinkStats {
+            arrivals: self.arrivals - earlier.arrivals,
+            packets_sent: self.packets_sent - earlier.packets_sent,
+            bytes_sent: self.bytes_sent - earlier.bytes_sent,
+            busy: self.busy - earlier.busy,
+            drops_queue: self.drops_queue - earlier.drops_queue,
+            drops_early: self.drops_early - earlier.drops_early,
+            drops_random: self.drops_random - earlier.drops_random,
+            drops_down: self.drops_down - earlier.drops_down,
+        }
+    }
+
     /// Dropped packets over offered packets (0 when none was offered): the
     /// loss rate `p` of the link as a congestion controller sees it.
     pub fn loss_rate(&self) -> f64 {

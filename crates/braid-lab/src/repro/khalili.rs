@@ -23,21 +23,14 @@
 //! random times in the first second (drawn from the seed), 60 s. A variant
 //! with RED on both bottlenecks shows how much the queues decide.
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-
 use super::fattree::WIRE;
-use super::{mean, run_all, Options, Outcome, Repro};
+use super::{mean, run_all, Options, Outcome, Repro, Starts};
 use crate::run::Summary;
 use crate::sweep_charts::{bars, Bars};
 
 const N2: usize = 10;
 const BASE_RTT_S: f64 = 0.150;
 const PACKET_BITS: f64 = 1500.0 * 8.0;
-
-/// Users start at random times in the first second, as a testbed's would:
-/// without this, every seed gives the same run.
-const START_SPREAD_S: f64 = 1.0;
 
 /// The bottleneck queues' discipline: the default drop-tail, or RED.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -49,8 +42,8 @@ enum Queues {
 fn toml(seed: u64, secs: u32, n1: usize, cc: &str, queues: Queues) -> String {
     let queue = |users: usize| ((users as f64 * 1e6 * BASE_RTT_S / PACKET_BITS).ceil() as u32).max(10);
     let aqm = if queues == Queues::Red { "aqm = \"red\"\n" } else { "" };
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut start = || format!("start = \"{:.4}s\"\n", rng.gen_range(0.0..START_SPREAD_S));
+    let mut starts = Starts::new(seed);
+    let mut start = || starts.line();
     let mut t = format!(
         "name = \"khalili-a\"\nseed = {seed}\nduration = \"{secs}s\"\n[topology]\nkind = \"graph\"\n\
          [[topology.link]]\nname = \"server\"\nfrom = \"S\"\nto = \"SRV1\"\nrate = \"{n1}Mbit\"\nqueue = \"{}p\"\n{aqm}\
@@ -273,7 +266,7 @@ mod tests {
         };
         let (a, b) = (starts(1), starts(2));
         assert_eq!(a.len(), 20);
-        assert!(a.iter().chain(&b).all(|&s| (0.0..START_SPREAD_S).contains(&s)));
+        assert!(a.iter().chain(&b).all(|&s| (0.0..1.0).contains(&s)));
         assert_ne!(a, b);
         assert_eq!(a, starts(1));
     }

@@ -24,11 +24,32 @@ mod short_flows;
 mod torus;
 mod wifi_3g;
 
+use braid_proto::{Duration, Instant};
+use braid_sim::LinkStats;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::run::{run, RunOptions, Summary};
+use crate::run::{run, RunOptions, Runner, Summary};
 use crate::scenario::{parse, Scenario};
+
+/// Start times drawn from the seed, uniform over the first second, as a
+/// testbed's users would start. Without them a scenario with no random
+/// element (drop-tail queues, no random loss, CBR) gives the same run for
+/// every seed, and averaging over seeds averages one run.
+struct Starts(ChaCha8Rng);
+
+impl Starts {
+    fn new(seed: u64) -> Self {
+        Starts(ChaCha8Rng::seed_from_u64(seed))
+    }
+
+    /// The next flow's `start = "..."` line.
+    fn line(&mut self) -> String {
+        format!("start = \"{:.4}s\"\n", self.0.gen_range(0.0..1.0))
+    }
+}
 
 /// The head of a graph scenario with two parallel 10 Mbit/s links from `S`
 /// to `D` (one-way `delay`, `queue` each) and a path over each, named as
@@ -302,6 +323,34 @@ fn run_all(scenarios: &[String]) -> Result<Vec<Summary>, String> {
         .collect()
 }
 
+/// Runs scenario texts in parallel and returns each run's link counters
+/// over the run after `warmup` (counters at the end minus those at the
+/// warm-up's end), in the scenario's link order: steady-state figures that
+/// start-up transients (slow start's overshoot) do not dominate.
+fn link_stats_after(scenarios: &[String], warmup: Duration) -> Result<Vec<Vec<(String, LinkStats)>>, String> {
+    scenarios
+        .par_iter()
+        .enumerate()
+        .map(|(i, toml)| {
+            let s = scenario(toml, &format!("run {i}"))?;
+            let mut runner = Runner::new(&s, RunOptions::default()).map_err(|e| e.to_string())?;
+            let mut none = None::<braid_sim::Recorder>;
+            let counters = |r: &Runner| r.sim().links().iter().map(|l| l.stats(r.sim().now())).collect::<Vec<_>>();
+            runner.advance(Instant::ZERO + warmup, &mut none);
+            let before = counters(&runner);
+            runner.advance(Instant::ZERO + s.duration, &mut none);
+            let after = counters(&runner);
+            Ok(runner
+                .sim()
+                .links()
+                .iter()
+                .zip(before.iter().zip(&after))
+                .map(|(l, (b, a))| (l.spec.name.clone(), a.since(b)))
+                .collect())
+        })
+        .collect()
+}
+
 fn mean(v: &[f64]) -> f64 {
     if v.is_empty() {
         0.0
@@ -313,11 +362,6 @@ fn mean(v: &[f64]) -> f64 {
 /// The goodput of the flow named `name`.
 fn goodput(s: &Summary, name: &str) -> f64 {
     s.flows.iter().find(|f| f.name == name).map_or(0.0, |f| f.goodput_mbps)
-}
-
-/// A link of the summary by name.
-fn link<'a>(s: &'a Summary, name: &str) -> Option<&'a crate::run::LinkSummary> {
-    s.links.iter().find(|l| l.name == name)
 }
 
 #[cfg(test)]
