@@ -153,7 +153,7 @@ mod tests {
             queue: QueueLimit::Packets(1000),
             loss: braid_sim::loss::LossSpec::Bernoulli { p: loss },
             outages: vec![],
-            red: None,
+            aqm: braid_sim::Aqm::DropTail,
             trace: None,
         };
         Link::new(spec, None, ChaCha8Rng::seed_from_u64(3))

@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 use braid_proto::{Duration, Instant};
 use braid_sim::loss::{LossModel, LossSpec};
 use braid_sim::trace::TraceCursor;
-use braid_sim::{LinkSpec, LinkStats, QueueLimit};
+use braid_sim::{Aqm, LinkSpec, LinkStats, QueueLimit};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -276,7 +276,7 @@ impl Link {
             return None;
         }
         self.settle(t);
-        if self.red_drops(t) {
+        if self.aqm_drops(t, bytes) {
             self.stats.drops_early += 1;
             return None;
         }
@@ -323,11 +323,20 @@ impl Link {
         }
     }
 
-    /// RED as the simulator computes it: the average queue decays over idle
-    /// time as if small packets had been served, then moves towards the
-    /// current queue; an early drop is drawn from the gentle ramp.
-    fn red_drops(&mut self, t: Instant) -> bool {
-        let Some(red) = self.spec.red else { return false };
+    /// The simulator's AQM: RED (the average queue decays over idle time as
+    /// if small packets had been served, then moves towards the current
+    /// queue; an early drop is drawn from the gentle ramp) or random drop.
+    fn aqm_drops(&mut self, t: Instant, bytes: u32) -> bool {
+        let red = match self.spec.aqm {
+            Aqm::DropTail => return false,
+            Aqm::RandomDrop(r) => {
+                let busy = self.busy_until > t;
+                return busy
+                    && r.in_zone(self.spec.queue, self.waiting.len(), self.waiting_bytes, bytes)
+                    && self.rng.gen::<f64>() < r.p;
+            }
+            Aqm::Red(red) => red,
+        };
         if self.busy_until <= t {
             let m =
                 (t - self.busy_until).as_nanos() as f64 / self.serialisation(RED_IDLE_PACKET).as_nanos().max(1) as f64;
@@ -353,7 +362,7 @@ mod tests {
             queue,
             loss: LossSpec::Bernoulli { p: loss },
             outages: vec![],
-            red: None,
+            aqm: Aqm::DropTail,
             trace: None,
         }
     }
@@ -467,7 +476,7 @@ mod tests {
     #[test]
     fn red_drops_early_under_a_standing_queue() {
         let mut s = spec(8_000_000, 0, QueueLimit::Packets(100), 0.0);
-        s.red = Some(braid_sim::Red::for_limit(100.0));
+        s.aqm = braid_sim::Aqm::Red(braid_sim::Red::for_limit(100.0));
         let mut l = link(s);
         let m = Meta::parse(&super_packet(900, 1448, 0)).unwrap();
         for k in 0..5000 {

@@ -176,6 +176,36 @@ fn fattree_counts_matrices_and_ecmp_spread() {
     assert_eq!(routes.len(), 8);
 }
 
+/// `topology.aqm` puts htsim's random drop on every switch port of a
+/// FatTree (host uplinks keep their drop-tail sender queue) and every port
+/// of a BCube; kinds without switch ports refuse it.
+#[test]
+fn fabric_queues_take_a_discipline() {
+    use braid_sim::{Aqm, RandomDrop};
+    let s = scenario(&fattree(4, "aqm = \"random-drop\"\n[[flow]]\nmatrix = \"permutation\"\n"));
+    let (hosts_up, ports): (Vec<_>, Vec<_>) =
+        s.topology.links.iter().partition(|l| l.name.starts_with('h') && l.name.contains(">t"));
+    assert_eq!(hosts_up.len(), 16);
+    assert!(hosts_up.iter().all(|l| l.aqm == Aqm::DropTail));
+    assert!(ports.iter().all(|l| l.aqm == Aqm::RandomDrop(RandomDrop::HTSIM)), "every switch port");
+    let b =
+        scenario("duration = \"1s\"\n[topology]\nkind = \"bcube\"\nn = 2\nk = 1\nrate = \"100Mbit\"\naqm = \"red\"\n[[flow]]\nfrom = \"h0\"\nto = \"h1\"\n");
+    assert!(b.topology.links.iter().all(|l| matches!(l.aqm, Aqm::Red(_))));
+    assert!(scenario(&fattree(4, "[[flow]]\nfrom = \"h0\"\nto = \"h1\"\n"))
+        .topology
+        .links
+        .iter()
+        .all(|l| l.aqm == Aqm::DropTail));
+    assert_refused([
+        (fattree(4, "aqm = \"codel\"\n[[flow]]\nfrom = \"h0\"\nto = \"h1\"\n"), "topology.aqm", "\"random-drop\""),
+        (
+            "duration = \"1s\"\n[topology]\nkind = \"dumbbell\"\naqm = \"red\"\n[topology.bottleneck]\nrate = \"1Mbit\"\nrtt = \"10ms\"\n[[flow]]\n".into(),
+            "topology.aqm",
+            "fattree",
+        ),
+    ]);
+}
+
 #[test]
 fn bcube_counts_and_subflows_over_parallel_paths() {
     let s = scenario(

@@ -19,7 +19,7 @@ pub mod traffic;
 
 pub use cross::{CrossOutcome, CrossTraffic};
 pub use delay::DelayHistogram;
-pub use link::{Link, LinkSpec, LinkStats, QueueLimit, Red};
+pub use link::{Aqm, Link, LinkSpec, LinkStats, QueueLimit, RandomDrop, Red};
 pub use metrics::{LinkSample, Recorder, SampleSink, SubflowSample};
 pub use sim::{BuildError, FlowOutcome, FlowSpec, Sim};
 pub use source::Source;

@@ -14,6 +14,14 @@
 //! RED exists here because a deterministic drop-tail queue shared by a few
 //! flows shows phase effects (Floyd & Jacobson 1991): which flow loses a
 //! packet depends on timing, not on its rate.
+//!
+//! Or random drop as htsim's `RandomQueue` does it (`sim/randomqueue.cpp`
+//! of Broadcom/csg-htsim, the queue of its FatTree and BCube topologies and
+//! so of the NSDI 2011 paper's data-centre results): drop-tail, plus a drop
+//! with probability 0.1 of any arrival that finds the queue within 3
+//! packets of full, which breaks the same phase effects with one draw per
+//! arrival near the top and no state. Deviation: htsim counts the packet
+//! in service in its queue, Braid's limit does not (as for drop-tail).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -65,6 +73,40 @@ impl Red {
     }
 }
 
+/// htsim's random drop near the top of the queue: an arrival that would
+/// take one of the top `zone_packets` places is dropped with probability `p`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RandomDrop {
+    pub zone_packets: u32,
+    pub p: f64,
+}
+
+impl RandomDrop {
+    /// htsim's `RANDOM_BUFFER` (3 packets) and its 0.1.
+    pub const HTSIM: RandomDrop = RandomDrop { zone_packets: 3, p: 0.1 };
+
+    /// True when an arrival of `bytes` into a queue holding `waiting`
+    /// packets and `queue_bytes` bytes (limit `limit`) falls in the zone
+    /// (in bytes, the top `zone_packets` x 1500).
+    pub fn in_zone(&self, limit: QueueLimit, waiting: usize, queue_bytes: u64, bytes: u32) -> bool {
+        match limit {
+            QueueLimit::Packets(n) => waiting + 1 > n.saturating_sub(self.zone_packets) as usize,
+            QueueLimit::Bytes(b) => {
+                queue_bytes + u64::from(bytes) > b.saturating_sub(u64::from(self.zone_packets) * 1500)
+            }
+        }
+    }
+}
+
+/// What a queue does before its drop-tail limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Aqm {
+    #[default]
+    DropTail,
+    Red(Red),
+    RandomDrop(RandomDrop),
+}
+
 /// Static description of a link.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkSpec {
@@ -76,8 +118,8 @@ pub struct LinkSpec {
     pub loss: LossSpec,
     /// Intervals `[down, up)` during which the link carries nothing.
     pub outages: Vec<(Instant, Instant)>,
-    /// Random early detection in front of the drop-tail limit.
-    pub red: Option<Red>,
+    /// Early drops in front of the drop-tail limit (RED, random drop).
+    pub aqm: Aqm,
     /// Capacity from a delivery trace instead of `rate_bps` (which then
     /// only describes the link: its mean rate).
     pub trace: Option<Arc<DeliveryTrace>>,
@@ -93,7 +135,7 @@ impl LinkSpec {
             queue,
             loss: LossSpec::Bernoulli { p: 0.0 },
             outages: Vec::new(),
-            red: None,
+            aqm: Aqm::DropTail,
             trace: None,
         }
     }
@@ -111,7 +153,7 @@ pub struct LinkStats {
     /// Time spent serialising finished packets; see [`Link::busy_time`].
     pub busy: Duration,
     pub drops_queue: u64,
-    /// Early drops by RED.
+    /// Early drops by the AQM (RED, random drop).
     pub drops_early: u64,
     pub drops_random: u64,
     pub drops_down: u64,
@@ -199,7 +241,7 @@ pub struct Link<T> {
     lossy: bool,
     /// Where a trace-driven link is in its trace.
     trace_at: TraceCursor,
-    /// Boxed: it is 320 bytes, used only by lossy and RED links, and inline
+    /// Boxed: it is 320 bytes, used only by lossy and AQM links, and inline
     /// it would spread a link's hot fields over twice the cache lines.
     rng: Box<ChaCha8Rng>,
     /// Counters, with packets counted as they leave; see [`Link::stats`].
@@ -311,7 +353,7 @@ impl<T> Link<T> {
             return Offer::Dropped(packet);
         }
         self.settle(now);
-        if self.red_drops(now) {
+        if self.aqm_drops(now, bytes) {
             self.stats.drops_early += 1;
             return Offer::Dropped(packet);
         }
@@ -339,9 +381,18 @@ impl<T> Link<T> {
         Offer::Accepted { first: self.fifo.len() == 1, arrives: end + self.spec.delay }
     }
 
-    /// Updates RED's average and draws an early drop.
-    fn red_drops(&mut self, now: Instant) -> bool {
-        let Some(red) = self.spec.red else { return false };
+    /// Draws an early drop: RED (its average updated first) or random drop.
+    fn aqm_drops(&mut self, now: Instant, bytes: u32) -> bool {
+        let red = match self.spec.aqm {
+            Aqm::DropTail => return false,
+            Aqm::RandomDrop(r) => {
+                let busy = self.free_at > now;
+                return busy
+                    && r.in_zone(self.spec.queue, self.waiting, self.queue_bytes, bytes)
+                    && self.rng.gen::<f64>() < r.p;
+            }
+            Aqm::Red(red) => red,
+        };
         let q = self.waiting as f64;
         if self.free_at <= now {
             // Idle since `free_at`: decay as if `m` small packets had been served.
@@ -467,10 +518,47 @@ mod tests {
         assert_eq!(Red::for_limit(90.0), Red { min_th: 15.0, max_th: 45.0, max_p: 0.1, weight: 0.002 });
     }
 
+    /// htsim's random drop: nothing below the top 3 places of the queue,
+    /// then about one arrival in ten dropped early (the rest of a full
+    /// queue's arrivals drop at its tail).
+    #[test]
+    fn random_drop_acts_only_near_the_top() {
+        let mut l = link(QueueLimit::Packets(100), 0.0);
+        l.spec.aqm = Aqm::RandomDrop(RandomDrop::HTSIM);
+        let t = Instant::ZERO;
+        // One in service and 96 waiting: below the zone. Four places are
+        // left, the top three of them the zone.
+        for i in 0..97 {
+            l.offer(t, i, 1000);
+        }
+        assert_eq!(l.stats(t).drops(), 0, "{:?}", l.stats(t));
+        for i in 0..2000 {
+            l.offer(t, i, 1000);
+        }
+        let s = l.stats(t);
+        assert!((150..=250).contains(&s.drops_early), "{s:?}");
+        assert_eq!(s.drops_early + s.drops_queue, 2000 - 4, "{s:?}");
+    }
+
+    #[test]
+    fn random_drop_zone_in_bytes() {
+        let r = RandomDrop::HTSIM;
+        // 100 places: an arrival finding 97 or more waiting would take one
+        // of the top three.
+        assert!(!r.in_zone(QueueLimit::Packets(100), 96, 0, 1500));
+        assert!(r.in_zone(QueueLimit::Packets(100), 97, 0, 1500));
+        let limit = QueueLimit::Bytes(15_000);
+        // The zone is the top 4,500 bytes: an arrival ending at 10,500 is
+        // below it, one byte more is in it.
+        assert!(!r.in_zone(limit, 6, 9_000, 1500));
+        assert!(r.in_zone(limit, 6, 9_001, 1500));
+        assert!(r.in_zone(QueueLimit::Packets(2), 0, 0, 1500), "a queue smaller than the zone is all zone");
+    }
+
     #[test]
     fn red_drops_early_under_a_standing_queue() {
         let mut l = link(QueueLimit::Packets(100), 0.0);
-        l.spec.red = Some(Red::for_limit(100.0));
+        l.spec.aqm = Aqm::Red(Red::for_limit(100.0));
         let t = Instant::ZERO;
         // Offered far faster than served: the queue stands and RED must act
         // before the 100-packet limit is reached.

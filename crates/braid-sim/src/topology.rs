@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use braid_proto::{Duration, Instant};
 
-use crate::link::{LinkSpec, QueueLimit, Red};
+use crate::link::{Aqm, LinkSpec, QueueLimit};
 use crate::loss::LossSpec;
 use crate::trace::DeliveryTrace;
 
@@ -70,7 +70,7 @@ pub struct LinkParams {
     pub loss: LossSpec,
     pub queue: QueueLimit,
     pub outages: Vec<(Instant, Instant)>,
-    pub red: Option<Red>,
+    pub aqm: Aqm,
     pub trace: Option<Arc<DeliveryTrace>>,
 }
 
@@ -135,7 +135,7 @@ impl Topology {
                 queue: p.queue,
                 loss: p.loss,
                 outages: p.outages.clone(),
-                red: p.red,
+                aqm: p.aqm,
                 trace: p.trace.clone(),
             },
             a,
@@ -158,7 +158,7 @@ impl LinkParams {
             loss: LossSpec::Bernoulli { p: 0.0 },
             queue,
             outages: vec![],
-            red: None,
+            aqm: Aqm::DropTail,
             trace: None,
         }
     }

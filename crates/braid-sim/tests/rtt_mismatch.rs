@@ -6,14 +6,14 @@ mod common;
 
 use braid_proto::{Duration, Instant};
 use braid_sim::topology::dumbbell;
-use braid_sim::{LinkParams, QueueLimit, Red, Sim};
+use braid_sim::{Aqm, LinkParams, QueueLimit, Red, Sim};
 use common::*;
 
 /// Multipath share against one TCP flow with 20 ms RTT, when the second
 /// subflow's RTT is 20 ms + `extra_ms`; mean of three seeds.
 fn share(cc: &str, extra_ms: u64) -> f64 {
     let mut bottleneck = LinkParams::new("b", 40 * MBIT, Duration::from_millis(20), QueueLimit::Packets(134));
-    bottleneck.red = Some(Red::for_limit(134.0));
+    bottleneck.aqm = Aqm::Red(Red::for_limit(134.0));
     let paths = [
         ("mp/0".to_string(), Duration::ZERO),
         ("mp/1".to_string(), Duration::from_millis(extra_ms)),

@@ -20,7 +20,7 @@ use braid_sim::topology::fattree::{FatTree, FatTreeParams};
 use braid_sim::topology::{HostFabric, LinkParams, Path, RouteError, Topology, CORE_LINK, DEEP_QUEUE};
 use braid_sim::trace::DeliveryTrace;
 use braid_sim::traffic::Matrix;
-use braid_sim::{LinkSpec, QueueLimit, Red};
+use braid_sim::{Aqm, LinkSpec, QueueLimit, RandomDrop, Red};
 use serde::Deserialize;
 
 use super::flows::RawFlow;
@@ -43,6 +43,7 @@ pub(super) struct RawTopology {
     delay: Option<String>,
     queue: Option<String>,
     host_queue: Option<String>,
+    aqm: Option<String>,
     oversubscription: Option<u32>,
     ecmp: Option<String>,
 }
@@ -197,8 +198,8 @@ const KINDS: &[(&str, &[&str])] = &[
     ("hybrid-access", &["link", "core_rate"]),
     ("dumbbell", &["bottleneck"]),
     ("graph", &["link", "path"]),
-    ("fattree", &["k", "rate", "delay", "queue", "host_queue", "oversubscription", "ecmp"]),
-    ("bcube", &["n", "k", "rate", "delay", "queue"]),
+    ("fattree", &["k", "rate", "delay", "queue", "host_queue", "aqm", "oversubscription", "ecmp"]),
+    ("bcube", &["n", "k", "rate", "delay", "queue", "aqm"]),
 ];
 
 fn kinds_with(key: &str) -> String {
@@ -224,6 +225,7 @@ fn check_topology_keys(cx: &Ctx, t: &RawTopology) -> Result<(), ScenarioError> {
         ("delay", t.delay.is_some()),
         ("queue", t.queue.is_some()),
         ("host_queue", t.host_queue.is_some()),
+        ("aqm", t.aqm.is_some()),
         ("oversubscription", t.oversubscription.is_some()),
         ("ecmp", t.ecmp.is_some()),
     ];
@@ -288,7 +290,7 @@ struct LinkCommon {
     loss: LossSpec,
     queue: QueueLimit,
     outages: Vec<(Instant, Instant)>,
-    red: Option<Red>,
+    aqm: Aqm,
     trace: Option<Arc<DeliveryTrace>>,
 }
 
@@ -330,20 +332,22 @@ fn link_common(cx: &Ctx, key: &str, l: &RawLink, bdp_rtt: Duration) -> Result<Li
         outages.push((from, to));
     }
     let queue = queue_limit(queue, rate_bps, bdp_rtt);
-    let red = aqm(cx, key, l.aqm.as_deref(), queue)?;
-    Ok(LinkCommon { rate_bps, loss, queue, outages, red, trace })
+    let aqm = parse_aqm(cx, &format!("{key}.aqm"), l.aqm.as_deref(), queue)?;
+    Ok(LinkCommon { rate_bps, loss, queue, outages, aqm, trace })
 }
 
-fn aqm(cx: &Ctx, key: &str, aqm: Option<&str>, queue: QueueLimit) -> Result<Option<Red>, ScenarioError> {
+/// The `aqm` key of a link (`key`) or a fabric, for a queue of `queue`.
+fn parse_aqm(cx: &Ctx, key: &str, aqm: Option<&str>, queue: QueueLimit) -> Result<Aqm, ScenarioError> {
     match aqm.unwrap_or("droptail") {
-        "droptail" => Ok(None),
-        "red" => Ok(Some(Red::for_limit(match queue {
+        "droptail" => Ok(Aqm::DropTail),
+        "red" => Ok(Aqm::Red(Red::for_limit(match queue {
             QueueLimit::Packets(n) => f64::from(n),
             QueueLimit::Bytes(b) => b as f64 / 1500.0,
         }))),
+        "random-drop" => Ok(Aqm::RandomDrop(RandomDrop::HTSIM)),
         other => Err(cx.invalid(
-            format!("{key}.aqm"),
-            format!("unknown queue discipline {other:?}: allowed \"droptail\", \"red\""),
+            key,
+            format!("unknown queue discipline {other:?}: allowed \"droptail\", \"red\", \"random-drop\""),
         )),
     }
 }
@@ -444,7 +448,7 @@ fn link_params(cx: &Ctx, key: &str, l: &RawLink, default_name: &str) -> Result<L
         loss: c.loss,
         queue: c.queue,
         outages: c.outages,
-        red: c.red,
+        aqm: c.aqm,
         trace: c.trace,
     })
 }
@@ -673,7 +677,7 @@ fn graph(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
             queue: c.queue,
             loss: c.loss,
             outages: c.outages,
-            red: c.red,
+            aqm: c.aqm,
             trace: c.trace,
         };
         by_name.insert(name.clone(), topo.add_link(spec, from, to));
@@ -789,11 +793,13 @@ fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
     let fabric = if t.kind == "fattree" {
         let k =
             t.k.ok_or_else(|| cx.invalid("topology.k", "fattree needs `k`, the switches' port count (8: 128 hosts)"))?;
+        let switch_queue = queue("topology.queue", &t.queue, 100)?;
         let p = FatTreeParams {
             k: k as usize,
             rate_bps,
             delay,
-            queue: queue("topology.queue", &t.queue, 100)?,
+            queue: switch_queue,
+            aqm: parse_aqm(cx, "topology.aqm", t.aqm.as_deref(), switch_queue)?,
             host_queue: queue("topology.host_queue", &t.host_queue, 1000)?,
             oversubscription: t.oversubscription.unwrap_or(1) as usize,
         };
@@ -812,12 +818,14 @@ fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
     } else {
         let n = t.n.ok_or_else(|| cx.invalid("topology.n", "bcube needs `n`, the switches' port count"))?;
         let k = t.k.ok_or_else(|| cx.invalid("topology.k", "bcube needs `k`, the levels above the first"))?;
+        let port_queue = queue("topology.queue", &t.queue, 100)?;
         let p = BCubeParams {
             n: n as usize,
             k: k as usize,
             rate_bps,
             delay,
-            queue: queue("topology.queue", &t.queue, 100)?,
+            queue: port_queue,
+            aqm: parse_aqm(cx, "topology.aqm", t.aqm.as_deref(), port_queue)?,
         };
         Fabric::BCube(BCube::new(&p).map_err(|m| cx.invalid("topology.n", m))?)
     };

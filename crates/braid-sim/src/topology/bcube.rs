@@ -19,7 +19,7 @@
 use braid_proto::Duration;
 
 use super::{HostFabric, Topology};
-use crate::link::{LinkSpec, QueueLimit};
+use crate::link::{Aqm, LinkSpec, QueueLimit};
 
 /// A BCube's shape and its links' parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +32,8 @@ pub struct BCubeParams {
     pub delay: Duration,
     /// Queue of every link (host and switch ports alike).
     pub queue: QueueLimit,
+    /// Discipline of every link (htsim's BCube: random drop everywhere).
+    pub aqm: Aqm,
 }
 
 /// A built BCube: its links and nodes, and how to route between hosts.
@@ -76,8 +78,9 @@ impl BCube {
                 let sw = switches[switch_index(h, level, p.n)];
                 let name = |a: usize, b: usize| format!("{}>{}", t.nodes[a], t.nodes[b]);
                 let (to_sw, to_host) = (name(node, sw), name(sw, node));
-                u.push(t.add_link(LinkSpec::new(to_sw, p.rate_bps, p.delay, p.queue), node, sw));
-                d.push(t.add_link(LinkSpec::new(to_host, p.rate_bps, p.delay, p.queue), sw, node));
+                let port = |name: String| LinkSpec { aqm: p.aqm, ..LinkSpec::new(name, p.rate_bps, p.delay, p.queue) };
+                u.push(t.add_link(port(to_sw), node, sw));
+                d.push(t.add_link(port(to_host), sw, node));
             }
             up.push(u);
             down.push(d);
@@ -164,7 +167,15 @@ mod tests {
     use super::*;
 
     fn bcube(n: usize, k: usize) -> BCube {
-        BCube::new(&BCubeParams { n, k, rate_bps: 1, delay: Duration::ZERO, queue: QueueLimit::Packets(10) }).unwrap()
+        BCube::new(&BCubeParams {
+            n,
+            k,
+            rate_bps: 1,
+            delay: Duration::ZERO,
+            queue: QueueLimit::Packets(10),
+            aqm: Aqm::DropTail,
+        })
+        .unwrap()
     }
 
     /// BCube(5, 2): 125 hosts with 3 interfaces, 75 switches of 5 ports;

@@ -23,7 +23,7 @@
 use braid_proto::Duration;
 
 use super::{HostFabric, Topology};
-use crate::link::{LinkSpec, QueueLimit};
+use crate::link::{Aqm, LinkSpec, QueueLimit};
 
 /// A FatTree's shape and its links' parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,6 +35,9 @@ pub struct FatTreeParams {
     pub delay: Duration,
     /// Queue of every switch port.
     pub queue: QueueLimit,
+    /// Discipline of every switch port (hosts' uplinks stay drop-tail, as
+    /// htsim's host queues do).
+    pub aqm: Aqm,
     /// Queue of each host's uplink.
     pub host_queue: QueueLimit,
     /// Hosts per ToR in multiples of k/2 (1: full bisection bandwidth).
@@ -50,6 +53,7 @@ impl FatTreeParams {
             rate_bps,
             delay: Duration::from_micros(1),
             queue: QueueLimit::Packets(100),
+            aqm: Aqm::DropTail,
             host_queue: QueueLimit::Packets(1000),
             oversubscription: 1,
         }
@@ -103,15 +107,21 @@ impl FatTree {
         let tor_nodes: Vec<usize> = (0..tors).map(|i| t.add_node(format!("t{i}"))).collect();
         let agg_nodes: Vec<usize> = (0..tors).map(|i| t.add_node(format!("a{i}"))).collect();
         let core_nodes: Vec<usize> = (0..half * half).map(|i| t.add_node(format!("c{i}"))).collect();
-        let cable = |t: &mut Topology, a: usize, b: usize, up_queue: QueueLimit| -> (usize, usize) {
+        // `from_host`: the up direction is a host's uplink (its own queue).
+        let cable = |t: &mut Topology, a: usize, b: usize, from_host: bool| -> (usize, usize) {
             let name = |x: usize, y: usize| format!("{}>{}", t.nodes[x], t.nodes[y]);
-            let up = LinkSpec::new(name(a, b), p.rate_bps, p.delay, up_queue);
-            let down = LinkSpec::new(name(b, a), p.rate_bps, p.delay, p.queue);
+            let switch_port =
+                |name: String| LinkSpec { aqm: p.aqm, ..LinkSpec::new(name, p.rate_bps, p.delay, p.queue) };
+            let up = match from_host {
+                true => LinkSpec::new(name(a, b), p.rate_bps, p.delay, p.host_queue),
+                false => switch_port(name(a, b)),
+            };
+            let down = switch_port(name(b, a));
             (t.add_link(up, a, b), t.add_link(down, b, a))
         };
         let (mut host_up, mut host_down) = (Vec::new(), Vec::new());
         for (h, &node) in host_nodes.iter().enumerate() {
-            let (up, down) = cable(&mut t, node, tor_nodes[h / hosts_per_tor], p.host_queue);
+            let (up, down) = cable(&mut t, node, tor_nodes[h / hosts_per_tor], true);
             host_up.push(up);
             host_down.push(down);
         }
@@ -119,7 +129,7 @@ impl FatTree {
         for tor in 0..tors {
             let pod = tor / half;
             for j in 0..half {
-                let (up, down) = cable(&mut t, tor_nodes[tor], agg_nodes[pod * half + j], p.queue);
+                let (up, down) = cable(&mut t, tor_nodes[tor], agg_nodes[pod * half + j], false);
                 tor_up[tor].push(up);
                 tor_down[tor].push(down);
             }
@@ -128,7 +138,7 @@ impl FatTree {
         for agg in 0..tors {
             let j = agg % half;
             for m in 0..half {
-                let (up, down) = cable(&mut t, agg_nodes[agg], core_nodes[j * half + m], p.queue);
+                let (up, down) = cable(&mut t, agg_nodes[agg], core_nodes[j * half + m], false);
                 agg_up[agg].push(up);
                 agg_down[agg].push(down);
             }
