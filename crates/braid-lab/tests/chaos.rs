@@ -6,7 +6,8 @@
 //! of two or three links, some sharing a link), rates from 100 kbit/s to
 //! 1 Gbit/s, RTTs from 0.1 to 400 ms, random and bursty loss (Bernoulli,
 //! Gilbert-Elliott, short outages), outages up to every path down and back,
-//! queues and buffers from tiny to large, fixed and autotuned buffers, every
+//! queues and buffers from tiny to large (drop-tail, RED or random drop),
+//! fixed and autotuned buffers, every
 //! controller x scheduler, opportunistic retransmission on and off, sized
 //! bulk transfers and constant-rate sources, short failure timeouts,
 //! packets carried as wire-format bytes, all with payload verification.
@@ -103,7 +104,7 @@ fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)], ends: Opti
     t += &format!("queue = \"{queue}\"\n");
     let queue_s = packets * 12e3 / rate_bps;
     if rng.gen_bool(0.1) {
-        t += "aqm = \"red\"\n";
+        t += if rng.gen_bool(0.5) { "aqm = \"red\"\n" } else { "aqm = \"random-drop\"\n" };
     }
     if !outages.is_empty() {
         let list: Vec<String> =
