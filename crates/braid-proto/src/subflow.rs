@@ -136,6 +136,8 @@ pub struct Subflow {
     /// Earliest time the pacer lets the next packet out (when the
     /// controller paces).
     pub next_send_time: Instant,
+    /// When data last went out (Linux's `lsndtime`).
+    last_data_sent: Option<Instant>,
     /// Redundant scheduling: the stream position up to which this subflow
     /// has carried the data.
     pub carried_to: u64,
@@ -180,6 +182,7 @@ impl Subflow {
             rto_backoff: 0,
             probe_pending: false,
             next_send_time: Instant::ZERO,
+            last_data_sent: None,
             carried_to: 0,
             penalty_stamp: Instant::ZERO,
             receiver: AckTracker::default(),
@@ -253,7 +256,18 @@ impl Subflow {
     }
 
     /// Records a transmission and returns its packet number.
+    /// How long the subflow has sent nothing, if it sent data before and
+    /// has none outstanding now (Linux's `!packets_out`): what a restart
+    /// after idleness measures.
+    pub fn idle_at(&self, now: Instant) -> Option<Duration> {
+        let outstanding = self.bytes_in_flight > 0 || !self.retransmit.is_empty();
+        self.last_data_sent.filter(|_| !outstanding).map(|t| now.saturating_since(t))
+    }
+
     pub fn on_sent(&mut self, now: Instant, dsn: u64, len: u32, rto: Duration) -> u64 {
+        if len > 0 {
+            self.last_data_sent = Some(now);
+        }
         let pn = self.next_pn;
         self.next_pn += 1;
         if self.bytes_in_flight == 0 {
@@ -608,6 +622,22 @@ mod tests {
     /// draft-cheng-iccrg-delivery-rate-estimation §3.4: packets sent while
     /// the application had nothing more to send give app-limited samples,
     /// until the bytes then in flight have been delivered.
+    /// What a restart after idleness measures: nothing before the first
+    /// data or while data is outstanding, then the time since the last data.
+    #[test]
+    fn idle_time_counts_from_the_last_data_once_nothing_is_outstanding() {
+        let mut s = Subflow::new(1000, false);
+        s.on_sent(ms(0), 0, 0, RTO);
+        assert_eq!(s.idle_at(ms(10)), None, "a zero-length probe is not data");
+        s.on_sent(ms(20), 0, 1000, RTO);
+        assert_eq!(s.idle_at(ms(500)), None, "data in flight");
+        s.on_ack(ms(60), &ack(2, &[]), 3, |_| RTO);
+        assert_eq!(s.idle_at(ms(500)), Some(Duration::from_millis(480)));
+        s.on_sent(ms(600), 1000, 1000, RTO);
+        s.on_rto(ms(1000), |_| RTO);
+        assert_eq!(s.idle_at(ms(2000)), None, "lost data waiting to be re-sent is outstanding");
+    }
+
     #[test]
     fn app_limited_marks_samples_until_the_bubble_is_delivered() {
         let mut s = Subflow::new(1000, false);

@@ -67,6 +67,7 @@ pub(super) struct RawFlow {
     ack_every: Option<u32>,
     max_ack_delay: Option<String>,
     quickacks: Option<u32>,
+    restart_after_idle: Option<bool>,
     initial_window: Option<u32>,
     mss: Option<u32>,
     opportunistic: Option<bool>,
@@ -320,6 +321,7 @@ fn table(cx: &Ctx, i: usize, f: &RawFlow, duration: Duration) -> Result<Table, S
     }
     config.opportunistic_retransmission = f.opportunistic;
     config.nodelay = f.nodelay.unwrap_or(false);
+    config.restart_after_idle = f.restart_after_idle.unwrap_or(false);
     if let Some(t) = &f.failure_timeout {
         config.failure_timeout = cx.field(&key("failure_timeout"), parse_duration(t))?;
         if config.failure_timeout == Duration::ZERO {

@@ -9,11 +9,12 @@
 //! loss-based MPTCP v0.96 module checks (`mptcp_ccc_cong_avoid`,
 //! `mptcp_olia_cong_avoid`, `mptcp_balia_cong_avoid`, `tcp_reno_cong_avoid`).
 //! EWTCP, COUPLED and SEMICOUPLED have no kernel module; they follow the
-//! same rule. RFC 2861's decay of an unused window is not modelled.
+//! same rule. RFC 2861's decay of an unused window is not modelled; the
+//! restart after idleness (`Config::restart_after_idle`) is.
 
 use super::window::{self, Window};
 use super::{deactivate, install, AckSample, Controller, PathView};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// The part of a loss-based controller that differs between algorithms.
 pub trait WindowRule: std::fmt::Debug + Send + Default {
@@ -92,6 +93,9 @@ impl<R: WindowRule> Controller for Aimd<R> {
     }
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
         window::penalize(&mut self.windows, path);
+    }
+    fn on_idle_restart(&mut self, _now: Instant, path: usize, idle: Duration, rto: Duration, restart: u64) {
+        window::restart_after_idle(&mut self.windows, path, idle, rto, restart);
     }
     fn window(&self, path: usize) -> u64 {
         window::window_bytes(&self.windows, path)

@@ -17,11 +17,15 @@
 //! Windows are f64 segments rather than Linux's scaled integers. As in
 //! Linux (`bictcp_cong_avoid`), the window grows only while it is used
 //! (`WindowUse::limits`, `tcp_is_cwnd_limited`); RFC 2861's decay of
-//! a window left unused is not modelled.
+//! a window left unused is not modelled. With `Config::restart_after_idle`
+//! a restart also moves the epoch forward by the idle time, as Linux's
+//! CUBIC does on `CA_EVENT_TX_START`. Deviation: Linux shifts the epoch
+//! whenever a subflow starts sending with nothing in flight, restart or
+//! not; Braid only when it restarts.
 
 use super::window::{self, Window, Windowed};
 use super::{deactivate, install, AckSample, Controller, PathView};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// RFC 9438 constants.
 pub const CUBIC_C: f64 = 0.4;
@@ -149,6 +153,16 @@ impl Controller for Cubic {
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
         window::penalize(&mut self.paths, path);
     }
+    /// Linux's `tcp_cwnd_restart`, and CUBIC's own `CA_EVENT_TX_START`
+    /// handling: the epoch moves forward by the idle time (no later than
+    /// now), so the window resumes the cubic curve where it left it rather
+    /// than jumping along it.
+    fn on_idle_restart(&mut self, now: Instant, path: usize, idle: Duration, rto: Duration, restart: u64) {
+        window::restart_after_idle(&mut self.paths, path, idle, rto, restart);
+        if let Some(epoch) = self.paths.get_mut(path).and_then(|p| p.epoch.as_mut()) {
+            *epoch = (*epoch + idle).min(now);
+        }
+    }
     fn window(&self, path: usize) -> u64 {
         window::window_bytes(&self.paths, path)
     }
@@ -239,6 +253,21 @@ mod tests {
         c.on_ack(0, &at(1000, 2000), &views);
         let w = c.window(0) as f64 / 1000.0;
         assert!((w - 70.518).abs() < 2e-3, "{w}");
+    }
+
+    /// A restart after idleness moves the epoch on by the idle time, no
+    /// later than now, and restarts the window as every loss-based one.
+    #[test]
+    fn a_restart_moves_the_epoch_on_by_the_idle_time() {
+        let (mut c, _) = after_loss_from_100_segments();
+        let rto = Duration::from_millis(200);
+        let t = |ms| Instant::ZERO + Duration::from_millis(ms);
+        c.paths[0].epoch = Some(t(1000));
+        c.on_idle_restart(t(2000), 0, Duration::from_millis(500), rto, 10_000);
+        assert_eq!(c.paths[0].epoch, Some(t(1500)));
+        assert_eq!(c.window(0), 70_000 / 4, "70 segments halved twice (2.5 RTOs)");
+        c.on_idle_restart(t(2300), 0, Duration::from_millis(900), rto, 10_000);
+        assert_eq!(c.paths[0].epoch, Some(t(2300)), "never later than now");
     }
 
     #[test]

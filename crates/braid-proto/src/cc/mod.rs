@@ -146,6 +146,12 @@ pub trait Controller: std::fmt::Debug + Send {
     /// slow start, ssthresh) directly, bypassing the module, so this is not
     /// a congestion event: no algorithm state other than the window moves.
     fn penalize(&mut self, now: Instant, path: usize, paths: &[PathView]);
+    /// Subflow `path` sends again at `now` after `idle` (longer than its
+    /// `rto`) with nothing in flight (`Config::restart_after_idle`): restart
+    /// its window, to no less than `restart` bytes. Loss-based windows follow Linux's
+    /// `tcp_cwnd_restart`; algorithms that pace from a model (BBR), which
+    /// Linux exempts (`cong_control`), ignore it.
+    fn on_idle_restart(&mut self, _now: Instant, _path: usize, _idle: Duration, _rto: Duration, _restart: u64) {}
     /// Linux's `sndbuf_expand`: how many windows of segments a subflow's
     /// send buffer is sized for (`tcp_sndbuf_expand`; BBR asks for 3).
     fn sndbuf_expand(&self) -> u32 {

@@ -1,5 +1,7 @@
 //! One subflow's window arithmetic shared by loss-based controllers: slow
-//! start and the RTO reset of RFC 5681.
+//! start, the RTO reset and the restart after idleness of RFC 5681.
+
+use crate::time::Duration;
 
 /// One subflow's congestion window and slow-start threshold, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -56,6 +58,23 @@ impl Window {
         self.cwnd = (self.cwnd / 2.0).max(self.mss);
     }
 
+    /// Linux's `tcp_cwnd_restart` after `idle` without sending (more than
+    /// one `rto`): ssthresh = max(ssthresh, 3/4 cwnd) (`tcp_current_ssthresh`
+    /// outside recovery), then cwnd halves once per full RTO of idleness
+    /// beyond the first, never below `restart` (the initial window, or cwnd
+    /// if smaller).
+    pub fn restart_after_idle(&mut self, idle: Duration, rto: Duration, restart: f64) {
+        self.ssthresh = self.ssthresh.max(0.75 * self.cwnd);
+        let restart = restart.min(self.cwnd);
+        let mut left = idle.as_nanos();
+        let rto = rto.as_nanos().max(1);
+        while left > rto && self.cwnd > restart {
+            left -= rto;
+            self.cwnd /= 2.0;
+        }
+        self.cwnd = self.cwnd.max(restart);
+    }
+
     pub fn bytes(&self) -> u64 {
         self.cwnd as u64
     }
@@ -101,6 +120,19 @@ pub(crate) fn ssthresh_bytes<T: Windowed>(paths: &[T], path: usize) -> u64 {
     paths.get(path).map_or(u64::MAX, |p| p.window().ssthresh_bytes())
 }
 
+/// Restarts the window of `path` after idleness, if it is active.
+pub(crate) fn restart_after_idle<T: Windowed>(
+    paths: &mut [T],
+    path: usize,
+    idle: Duration,
+    rto: Duration,
+    restart: u64,
+) {
+    if let Some(p) = paths.get_mut(path).filter(|p| p.window().active) {
+        p.window_mut().restart_after_idle(idle, rto, restart as f64);
+    }
+}
+
 /// Applies the kernel's penalty to `path` if it is active.
 pub(crate) fn penalize<T: Windowed>(paths: &mut [T], path: usize) {
     if let Some(p) = paths.get_mut(path).filter(|p| p.window().active) {
@@ -123,6 +155,26 @@ mod tests {
         w.cwnd = 1_500.0;
         w.penalize();
         assert_eq!((w.cwnd, w.ssthresh), (1_000.0, 8_000.0), "in slow start below ssthresh");
+    }
+
+    /// Linux's `tcp_cwnd_restart`, by hand: 3.5 RTOs idle halve a 100-segment
+    /// window three times (the first RTO is free), stopping at the restart
+    /// window; ssthresh keeps 3/4 of the old window.
+    #[test]
+    fn restart_after_idle_halves_per_rto_down_to_the_initial_window() {
+        let rto = Duration::from_millis(200);
+        let mut w = Window::new(1000, 100);
+        w.ssthresh = 60_000.0;
+        w.restart_after_idle(Duration::from_millis(700), rto, 10_000.0);
+        assert_eq!((w.cwnd, w.ssthresh), (12_500.0, 75_000.0));
+        w.restart_after_idle(Duration::from_secs(10), rto, 10_000.0);
+        assert_eq!((w.cwnd, w.ssthresh), (10_000.0, 75_000.0), "never below the initial window");
+        let mut small = Window::new(1000, 4);
+        small.restart_after_idle(Duration::from_secs(10), rto, 10_000.0);
+        assert_eq!(small.cwnd, 4_000.0, "a window below the initial one stays");
+        let mut fresh = Window::new(1000, 40);
+        fresh.restart_after_idle(Duration::from_millis(300), rto, 10_000.0);
+        assert_eq!((fresh.cwnd, fresh.ssthresh), (20_000.0, f64::INFINITY), "unset ssthresh stays unset");
     }
 
     #[test]

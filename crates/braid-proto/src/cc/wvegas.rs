@@ -29,10 +29,13 @@
 //! (delivered counts) rather than at `snd_nxt`. Its Reno steps grow only a
 //! window in use (`tcp_reno_cong_avoid`'s `tcp_is_cwnd_limited`); the
 //! module's own slow start and Vegas steps are ungated, as in the kernel.
+//! A restart after idleness (`Config::restart_after_idle`) restarts the
+//! window as for every loss-based controller; the kernel module also
+//! re-enables its round on `CA_EVENT_CWND_RESTART`, which Braid does not.
 
 use super::window::{self, Window, Windowed};
 use super::{deactivate, install, AckSample, Controller, PathView};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// Sum of the subflows' alphas, in packets.
 pub const WVEGAS_TOTAL_ALPHA: f64 = 10.0;
@@ -207,6 +210,9 @@ impl Controller for WVegas {
     }
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
         window::penalize(&mut self.paths, path);
+    }
+    fn on_idle_restart(&mut self, _now: Instant, path: usize, idle: Duration, rto: Duration, restart: u64) {
+        window::restart_after_idle(&mut self.paths, path, idle, rto, restart);
     }
     fn window(&self, path: usize) -> u64 {
         window::window_bytes(&self.paths, path)

@@ -337,6 +337,12 @@ impl Connection {
             self.cc.window(i)
         );
         debug_assert!(len == 0 || dsn >= self.send.una(), "re-sending acknowledged data at {dsn}");
+        if len > 0 && self.config.restart_after_idle {
+            if let Some(idle) = self.subflows[i].idle_at(now).filter(|&idle| idle > rto) {
+                let restart = u64::from(self.config.initial_window) * u64::from(self.subflows[i].mss);
+                self.cc.on_idle_restart(now, i, idle, rto, restart);
+            }
+        }
         let pn_floor = self.subflows[i].pn_floor();
         let pn = self.subflows[i].on_sent(now, dsn, len, rto);
         if len > 0 {
