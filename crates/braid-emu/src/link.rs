@@ -331,9 +331,7 @@ impl Link {
             Aqm::DropTail => return false,
             Aqm::RandomDrop(r) => {
                 let busy = self.busy_until > t;
-                return busy
-                    && r.in_zone(self.spec.queue, self.waiting.len(), self.waiting_bytes, bytes)
-                    && self.rng.gen::<f64>() < r.p;
+                return busy && r.drops(self.spec.queue, self.waiting.len(), self.waiting_bytes, bytes, &mut self.rng);
             }
             Aqm::Red(red) => red,
         };

@@ -85,6 +85,13 @@ impl RandomDrop {
     /// htsim's `RANDOM_BUFFER` (3 packets) and its 0.1.
     pub const HTSIM: RandomDrop = RandomDrop { zone_packets: 3, p: 0.1 };
 
+    /// Draws the fate of an arrival of `bytes` at a busy link whose queue
+    /// holds `waiting` packets and `queue_bytes` bytes (limit `limit`): true
+    /// to drop it early.
+    pub fn drops(&self, limit: QueueLimit, waiting: usize, queue_bytes: u64, bytes: u32, rng: &mut impl Rng) -> bool {
+        self.in_zone(limit, waiting, queue_bytes, bytes) && rng.gen::<f64>() < self.p
+    }
+
     /// True when an arrival of `bytes` into a queue holding `waiting`
     /// packets and `queue_bytes` bytes (limit `limit`) falls in the zone
     /// (in bytes, the top `zone_packets` x 1500).
@@ -387,9 +394,7 @@ impl<T> Link<T> {
             Aqm::DropTail => return false,
             Aqm::RandomDrop(r) => {
                 let busy = self.free_at > now;
-                return busy
-                    && r.in_zone(self.spec.queue, self.waiting, self.queue_bytes, bytes)
-                    && self.rng.gen::<f64>() < r.p;
+                return busy && r.drops(self.spec.queue, self.waiting, self.queue_bytes, bytes, &mut *self.rng);
             }
             Aqm::Red(red) => red,
         };
