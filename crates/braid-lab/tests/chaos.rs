@@ -7,8 +7,8 @@
 //! 1 Gbit/s, RTTs from 0.1 to 400 ms, random and bursty loss (Bernoulli,
 //! Gilbert-Elliott, short outages), outages up to every path down and back,
 //! queues and buffers from tiny to large (drop-tail, RED or random drop),
-//! fixed and autotuned buffers, every
-//! controller x scheduler, opportunistic retransmission on and off, sized
+//! fixed and autotuned buffers, every controller x scheduler, opportunistic
+//! retransmission, quick ACKs and slow start after idle on and off, sized
 //! bulk transfers and constant-rate sources, short failure timeouts,
 //! packets carried as wire-format bytes, all with payload verification.
 //! Every flow must deliver its bytes exactly once, unchanged and in order,
@@ -225,6 +225,9 @@ fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, limits: &Limits, compet
     }
     if rng.gen_bool(0.2) {
         t += &format!("min_rto = \"{}ms\"\n", rng.gen_range(1..=300));
+    }
+    if rng.gen_bool(0.2) {
+        t += &format!("quickacks = {}\nrestart_after_idle = {}\n", rng.gen_range(0..=16), rng.gen_bool(0.5));
     }
     if rng.gen_bool(0.25) {
         // A constant-rate source at up to twice the slowest path's rate,
