@@ -360,7 +360,8 @@ impl<T> Link<T> {
             return Offer::Dropped(packet);
         }
         self.settle(now);
-        if self.aqm_drops(now, bytes) {
+        // Most links are drop-tail: decide that here, inline.
+        if !matches!(self.spec.aqm, Aqm::DropTail) && self.aqm_drops(now, bytes) {
             self.stats.drops_early += 1;
             return Offer::Dropped(packet);
         }

@@ -139,11 +139,16 @@ impl Connection {
     /// connection (`Hello`); once one subflow is established, every other
     /// joins (`Join`). Should the first one's opening time out (its path is
     /// down), the next opens the connection instead of waiting on a dead
-    /// path (where the kernel would give up).
+    /// path (where the kernel would give up). Called on every transmit
+    /// opportunity: the common case (nothing left to join) is decided inline.
+    #[inline]
     pub(super) fn start_joins(&mut self) {
-        if self.unjoined == 0 || self.session.side == Side::Server {
-            return;
+        if self.unjoined != 0 && self.session.side == Side::Client {
+            self.start_pending_joins();
         }
+    }
+
+    fn start_pending_joins(&mut self) {
         let keys = self.session.remote_key().is_some();
         let connected = keys && self.subflows.iter().any(|s| s.is_established());
         let first = self.subflows.iter().position(|s| s.is_open());

@@ -466,19 +466,16 @@ impl Connection {
         if self.error.is_some() {
             return None;
         }
-        // Called after every packet: a plain loop, no iterator chain.
-        let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let mut next = self.timers.next();
+        // Called after every packet: a plain loop over nanoseconds, "none"
+        // being u64::MAX (584 years), so each step is a branch-free min.
+        let ns = |t: Option<Instant>| t.map_or(u64::MAX, Instant::as_nanos);
+        let mut next = ns(self.timers.next());
         for s in &self.subflows {
             if s.is_open() {
-                next = earliest(next, earliest(s.receiver.deadline(), s.rto_deadline()));
-                next = earliest(next, Self::join_expiry(s));
+                next = next.min(ns(s.receiver.deadline())).min(ns(s.rto_deadline())).min(ns(Self::join_expiry(s)));
             }
         }
-        next
+        (next != u64::MAX).then(|| Instant::from_nanos(next))
     }
 
     /// Runs every timer that is due at `now`.

@@ -46,10 +46,6 @@ impl TimerTable {
     }
     /// The earliest deadline set.
     pub(super) fn next(&self) -> Option<Instant> {
-        let mut next: Option<Instant> = None;
-        for &t in self.0.iter().flatten() {
-            next = Some(next.map_or(t, |n| n.min(t)));
-        }
-        next
+        self.0.iter().flatten().min().copied()
     }
 }

@@ -89,7 +89,18 @@ pub fn eligible(paths: &[SchedPath]) -> impl Iterator<Item = usize> + '_ {
 /// The eligible subflow with the lowest smoothed RTT among those `keep`
 /// accepts; ties go to the lower index.
 pub fn fastest(paths: &[SchedPath], keep: impl Fn(usize) -> bool) -> Option<usize> {
-    eligible(paths).filter(|&i| keep(i)).min_by_key(|&i| (paths[i].srtt.unwrap_or_default(), i))
+    // Runs for every packet: one plain pass after the eligibility test.
+    let any_regular = paths.iter().any(|p| p.usable() && !p.backup);
+    let mut best: Option<(Duration, usize)> = None;
+    for (i, p) in paths.iter().enumerate() {
+        if p.usable() && p.backup != any_regular && keep(i) {
+            let rtt = p.srtt.unwrap_or_default();
+            if best.is_none_or(|(b, _)| rtt < b) {
+                best = Some((rtt, i));
+            }
+        }
+    }
+    best.map(|(_, i)| i)
 }
 
 /// What a scheduler may know about the connection.
