@@ -622,6 +622,16 @@ mod tests {
     /// draft-cheng-iccrg-delivery-rate-estimation §3.4: packets sent while
     /// the application had nothing more to send give app-limited samples,
     /// until the bytes then in flight have been delivered.
+    /// Every packet counts once, its payload in bytes (a probe has none).
+    #[test]
+    fn sent_packets_and_bytes_are_counted() {
+        let mut s = Subflow::new(1000, false);
+        s.on_sent(ms(0), 0, 0, RTO);
+        s.on_sent(ms(1), 0, 1000, RTO);
+        s.on_sent(ms(2), 1000, 500, RTO);
+        assert_eq!((s.counters.packets_sent, s.counters.bytes_sent), (3, 1500));
+    }
+
     /// What a restart after idleness measures: nothing before the first
     /// data or while data is outstanding, then the time since the last data.
     #[test]

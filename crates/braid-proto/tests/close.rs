@@ -248,3 +248,25 @@ fn a_withdrawn_address_is_reported_removed_once() {
         events(&mut a).into_iter().filter(|e| matches!(e, Event::AddressRemoved { .. })).collect();
     assert_eq!(removed, [Event::AddressRemoved { id: 3 }]);
 }
+
+/// Two addresses advertised at once both reach the client, and
+/// withdrawing one before it was echoed leaves the other advertised.
+#[test]
+fn several_addresses_are_advertised_and_withdrawn_one_by_one() {
+    let now = braid_proto::Instant::ZERO;
+    let (one, two, three): (SocketAddr, SocketAddr, SocketAddr) =
+        ("192.0.2.7:4433".parse().unwrap(), "198.51.100.9:4433".parse().unwrap(), "203.0.113.5:80".parse().unwrap());
+    let (mut a, mut b) = acking_every_packet();
+    b.advertise_address(1, one);
+    b.advertise_address(2, two);
+    b.advertise_address(3, three);
+    b.withdraw_address(3);
+    for _ in 0..6 {
+        b.write(b"x");
+        exchange(&mut b, &mut a, now);
+        exchange(&mut a, &mut b, now);
+    }
+    let learnt: Vec<Event> =
+        events(&mut a).into_iter().filter(|e| matches!(e, Event::AddressAdvertised { .. })).collect();
+    assert_eq!(learnt, [Event::AddressAdvertised { id: 1, addr: one }, Event::AddressAdvertised { id: 2, addr: two }]);
+}

@@ -178,3 +178,26 @@ fn all_paths_dead_fails_the_connection_after_the_timeout() {
     assert_eq!(e.to_string(), "no usable path for 2.000 s with data waiting");
     assert!(end < Instant::ZERO + Duration::from_secs(10), "{end:?}");
 }
+
+/// A sender blocked by the peer's full receive window counts one stall per
+/// episode, not per attempt: 50 segments through a 20-segment window that
+/// the reader empties only when full stall twice (the last 10 fit). (A
+/// window that is not a whole number of segments stalls twice per fill:
+/// once on the runt left at its end, once when full.)
+#[test]
+fn window_stalls_count_episodes_of_a_full_peer_window() {
+    const WINDOW: usize = 20 * 1448;
+    let cfg = Config { recv_buffer: WINDOW as u64, ack_every: 1, ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
+    a.write(&[3; 50 * 1448]);
+    let mut buf = vec![0; WINDOW];
+    let drained = |a: &mut Connection, b: &mut Connection| {
+        if b.readable() == WINDOW as u64 {
+            assert_eq!(b.read(&mut buf), WINDOW);
+        }
+        a.all_acked()
+    };
+    common::drive(&mut a, &mut b, 10, 10_000, drained, |_, _, _| false).expect("transfer");
+    assert_eq!(a.stats().window_stalls, 2);
+    assert_eq!(b.stats().window_stalls, 0, "the reader never waited");
+}

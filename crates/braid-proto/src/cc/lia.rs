@@ -79,6 +79,18 @@ mod tests {
         PathView { srtt: Some(Duration::from_millis(rtt_ms)), mss: 1000, active: true, ..Default::default() }
     }
 
+    /// A subflow still joining (its path not active) has a window but no
+    /// say in alpha: with only one established path alpha is 1, and the
+    /// increase is 1000 x 1000 / 30000 = 33.3 bytes (the total counts every
+    /// window the controller holds, the joining one's too).
+    #[test]
+    fn a_joining_subflow_does_not_count_in_alpha() {
+        let mut l = in_avoidance::<Lia>(&[10, 20]);
+        let joining = PathView { active: false, ..view(100) };
+        l.on_ack(0, &ack(1000), &[view(10), joining]);
+        assert!((l.windows[0].cwnd - 10_033.333).abs() < 1e-2, "{}", l.windows[0].cwnd);
+    }
+
     #[test]
     fn increase_is_coupled_and_capped_by_reno() {
         let mut l = in_avoidance::<Lia>(&[10, 20]);

@@ -229,6 +229,8 @@ mod tests {
         assert!((m.bbr.paths[0].model_bw() - 5e6).abs() < 1e-6, "cruise phase: divided");
         m.bbr.paths[0].cycle_index = 0;
         assert!((m.bbr.paths[0].model_bw() - 10e6).abs() < 1e-6, "probe phase: whole BtlBw");
+        m.bbr.paths[0].cycle_index = 1;
+        assert!((m.bbr.paths[0].model_bw() - 10e6).abs() < 1e-6, "drain phase: whole BtlBw");
         // Once divided, the queue it drained is not asked for again.
         cycle_low(&mut m, 0, 20);
         m.check(0);
@@ -236,6 +238,19 @@ mod tests {
         cycle_low(&mut m, 2, 40);
         m.check(2);
         assert_eq!(m.bbr.paths[2].bw_divisor, 1.0);
+    }
+
+    /// A timeout and a removed subflow reach the BBR underneath: the window
+    /// falls to one segment, and a removed subflow no longer shares.
+    #[test]
+    fn timeouts_and_removals_reach_bbr() {
+        let mut m = with_bw(&[10e6, 11e6]);
+        assert!(m.window(0) > 1000);
+        m.on_rto(Instant::ZERO, 0, &[]);
+        assert_eq!(m.window(0), 1000);
+        assert_eq!(m.sharing(0), 2);
+        m.on_path_removed(1);
+        assert_eq!(m.sharing(0), 1);
     }
 
     #[test]

@@ -287,6 +287,18 @@ mod tests {
         assert_eq!(p.window.bytes(), 17_916);
     }
 
+    /// In slow start with little queueing the round's decision is slow
+    /// start's own growth: 20 segments and 5 acknowledged make 25.
+    #[test]
+    fn slow_start_grows_while_queueing_stays_low() {
+        let mut p = path(20.0, 101.0);
+        p.window.ssthresh = f64::INFINITY;
+        // diff = 20 x 0.001 / 0.101 = 0.2 < gamma: slow start.
+        p.decide(5000, |_| 1.0);
+        assert_eq!(p.window.bytes(), 25_000);
+        assert!(p.window.in_slow_start());
+    }
+
     #[test]
     fn slow_start_ends_on_queueing() {
         let mut p = path(30.0, 150.0);

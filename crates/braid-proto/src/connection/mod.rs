@@ -123,6 +123,9 @@ pub struct ConnectionStats {
     pub pruned_bytes: u64,
     /// Bytes queued for reinjection after subflow timeouts.
     pub reinjected_bytes: u64,
+    /// Times new data had to wait for the peer's receive window (episodes,
+    /// not attempts): connection-level head-of-line blocking.
+    pub window_stalls: u64,
     /// Received packets refused as malformed.
     pub invalid_packets: u64,
     /// Right edge of the peer's receive window: no data at or beyond it is sent.
@@ -412,6 +415,7 @@ impl Connection {
             ooo_bytes: self.recv.ooo_bytes(),
             pruned_bytes: self.recv.pruned_bytes(),
             reinjected_bytes: self.reinjected_bytes,
+            window_stalls: self.window_stalls,
             invalid_packets: self.invalid_packets,
             peer_window_end: self.peer_window_end(),
             recv_buffer: self.recv.capacity(),

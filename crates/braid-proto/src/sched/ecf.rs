@@ -99,8 +99,13 @@ mod tests {
         // 125 ms, and max(1, 10)/10 * 100 ms >= 22.5 ms: wait (the paper's
         // k/CWND_s * RTT_s = 10 ms would send it on the slow subflow).
         assert!(ecf.should_wait(&f, &s, 1.0));
-        // The slow subflow barely slower (RTT 12 ms against 2 * 10 + 2.5): send.
+        // The slow subflow barely slower (RTT 12 ms): waiting, n RTT_f = 20 ms,
+        // is no sooner than RTT_s + delta = 15 ms: send.
         assert!(!ecf.should_wait(&f, &path(12, 0), 1.0));
+        // RTT 20 ms (delta 5 ms): waiting would be sooner (20 < 25 ms), but
+        // the slow subflow delivers its last segment in 1 x 20 ms, under
+        // 2 RTT_f + delta = 25 ms: send.
+        assert!(!ecf.should_wait(&f, &path(20, 0), 1.0));
         // 200 segments left: n = 21, 210 ms > 1.25 * 100 ms: use the slow one too.
         assert!(!ecf.should_wait(&f, &s, 200.0));
         assert!(!ecf.waiting);

@@ -382,6 +382,18 @@ pub(crate) mod tests {
 
     /// A regular subflow with `rtt_ms` SRTT, a 10-segment window of 1000-byte
     /// segments and `in_flight` bytes outstanding (10 000 means full).
+    /// BLEST's and ECF's situations: the fastest has room; it is full and a
+    /// slower one has room (a choice); every one is full (nothing).
+    #[test]
+    fn fast_or_slow_tells_the_three_situations_apart() {
+        let (fast, slow) = (path(10, 0), path(50, 0));
+        let (fast_full, slow_full) = (path(10, 10_000), path(50, 10_000));
+        assert_eq!(fast_or_slow(&[slow, fast]), FastOrSlow::Go(1));
+        assert_eq!(fast_or_slow(&[slow, fast_full]), FastOrSlow::Choose { fast: 1, slow: 0 });
+        assert_eq!(fast_or_slow(&[slow_full, fast_full]), FastOrSlow::Nothing);
+        assert_eq!(fast_or_slow(&[slow_full, fast_full, path(90, 10_000)]), FastOrSlow::Nothing);
+    }
+
     pub fn path(rtt_ms: u64, in_flight: u64) -> SchedPath {
         SchedPath {
             srtt: Some(Duration::from_millis(rtt_ms)),
