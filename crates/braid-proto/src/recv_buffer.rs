@@ -389,6 +389,18 @@ mod tests {
         assert!(b.bytes.len() <= 2 * b.ooo.len() + 1, "the deque shrank with the intervals");
     }
 
+    /// Forgotten segments count in bytes, whole: a flood of 2-byte segments
+    /// with holes prunes 2 bytes per segment beyond the bound.
+    #[test]
+    fn pruned_segments_count_all_their_bytes() {
+        let mut b = RecvBuffer::new(64 * 1024);
+        let cap = 64 * 1024 / INTERVAL_COST;
+        for k in 0..cap + 10 {
+            b.insert(1 + 3 * k, 2, Some(&[7, 7]));
+        }
+        assert_eq!((b.ooo_bytes(), b.pruned_bytes()), (2 * cap, 20));
+    }
+
     /// Holes filled from the top down: every new interval lands below the
     /// others, so the bound is kept by forgetting the highest intervals
     /// (those the sender will re-send last), never the lowest.

@@ -719,6 +719,7 @@ mod tests {
         assert!(out.congestion_event);
         assert_eq!(s.retransmit.iter().copied().collect::<Vec<_>>(), vec![(0, 1000)]);
         assert_eq!(s.bytes_in_flight(), 4000);
+        assert!(s.in_recovery(), "until everything sent before the loss is resolved");
         // Packet 4 also lost, in the same episode: no second reduction.
         let out = s.on_ack(ms(11), &ack(0, &[(5, 8)]), 3, |_| RTO);
         assert!(!out.congestion_event);

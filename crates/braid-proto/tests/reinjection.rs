@@ -36,3 +36,45 @@ fn a_dead_subflows_data_is_reinjected_on_the_other() {
         std::iter::from_fn(|| a.poll_event()).filter(|e| matches!(e, Event::SubflowFailed { .. })).collect();
     assert_eq!(failed, [Event::SubflowFailed { subflow: SubflowId(1) }], "reported once");
 }
+
+/// Small segments a dead subflow carried are reinjected merged, up to one
+/// MSS per packet, as Linux's `tcp_retrans_try_collapse` merges a
+/// subflow's own: a `nodelay` writer's 100-byte segments on the faster
+/// subflow 1, which loses all its data, come back on subflow 0 in one
+/// packet per MSS rather than one per segment.
+#[test]
+fn a_dead_subflows_small_segments_are_reinjected_merged() {
+    let cfg = Config { nodelay: true, ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 2);
+    let mut lost: Vec<(u64, u64)> = Vec::new();
+    let mut reinjections = 0u64;
+    let (mut written, total) = (0u64, 6_000u64);
+    let drop = |_, to_b: bool, p: &Packet| {
+        let Frame::Data(d) = &p.frame else { return false };
+        if !to_b || d.len == 0 {
+            return false;
+        }
+        let (start, end) = (d.dsn, d.dsn + u64::from(d.len));
+        if p.subflow.0 == 1 {
+            lost.push((start, end));
+            return true;
+        }
+        reinjections += u64::from(lost.iter().any(|&(s, e)| start < e && s < end));
+        false
+    };
+    let done = |a: &mut Connection, b: &mut Connection| {
+        if written < total {
+            written += a.write(&[9; 100]) as u64;
+        }
+        b.consume(u64::MAX);
+        written == total && a.all_acked()
+    };
+    common::drive_paths(&mut a, &mut b, |s| if s == 1 { 5 } else { 20 }, 30_000, done, drop).expect("every byte");
+    // Subflow 1 also re-sends them once itself (merged) before it is given
+    // up: the bytes lost are the union of what it carried.
+    let (first, last) = (lost.iter().map(|r| r.0).min().unwrap_or(0), lost.iter().map(|r| r.1).max().unwrap_or(0));
+    let small = lost.iter().filter(|&&(s, e)| e - s <= 100).count();
+    println!("{small} small segments ({first}..{last}) lost on subflow 1, {reinjections} packets re-sent them");
+    assert!(small >= 5 && last - first == 100 * small as u64, "{lost:?}");
+    assert!(reinjections <= (last - first).div_ceil(1448) + 1, "{reinjections} packets for {} bytes", last - first);
+}
