@@ -201,3 +201,96 @@ fn window_stalls_count_episodes_of_a_full_peer_window() {
     assert_eq!(a.stats().window_stalls, 2);
     assert_eq!(b.stats().window_stalls, 0, "the reader never waited");
 }
+
+/// Slow start after idle (`Config::restart_after_idle`): a subflow that
+/// sent nothing for longer than its RTO restarts from the initial window
+/// when it sends again (its RTO is the 200 ms minimum here: packets are
+/// delivered at once); one idle for less keeps its window; without the
+/// setting the window is kept.
+#[test]
+fn a_window_restarts_after_an_idle_rto_only_when_asked() {
+    let cwnd_after_idle = |restart: bool, idle_ms: u64| {
+        let cfg = Config { restart_after_idle: restart, ack_every: 1, ..Config::default() };
+        let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
+        common::open(&mut a, &mut b, Instant::ZERO);
+        let exchange_all = |a: &mut Connection, b: &mut Connection, now: Instant| {
+            while !a.all_acked() {
+                let sent: Vec<_> = std::iter::from_fn(|| a.poll_transmit(now)).collect();
+                for p in sent {
+                    b.handle_datagram(now, p).expect("well-formed");
+                }
+                b.consume(u64::MAX);
+                while let Some(p) = b.poll_transmit(now) {
+                    a.handle_datagram(now, p).expect("well-formed");
+                }
+            }
+        };
+        a.write_zeros(200_000);
+        exchange_all(&mut a, &mut b, Instant::ZERO);
+        let before = a.subflow_stats(0).unwrap().cwnd;
+        let later = Instant::ZERO + Duration::from_millis(idle_ms);
+        a.write_zeros(100_000);
+        let first = a.poll_transmit(later).expect("data goes out");
+        assert!(matches!(first.frame, Frame::Data(ref d) if d.len > 0));
+        (before, a.subflow_stats(0).unwrap().cwnd)
+    };
+    let (grown, restarted) = cwnd_after_idle(true, 2_000);
+    assert!(grown > 100_000, "slow start grew the window: {grown}");
+    assert_eq!(restarted, 10 * 1448, "ten RTOs idle: back to the initial window");
+    assert_eq!(cwnd_after_idle(true, 150), (grown, grown), "idle for less than the RTO");
+    assert_eq!(cwnd_after_idle(false, 2_000), (grown, grown), "not asked for");
+}
+
+/// The controller sees the subflows as they are (the connection's path
+/// views): LIA's coupled increase on two equal subflows that lose a packet
+/// in 50 keeps their windows together near one Reno flow's, where
+/// uncoupled Reno keeps two. (Without the views LIA could not couple and
+/// would match Reno.)
+#[test]
+fn lia_couples_the_windows_of_a_connection() {
+    let windows = |cc: &str| {
+        let (mut a, mut b) = common::pair(Config::default(), cc, "minrtt", 2);
+        a.write_zeros(3_000_000);
+        let mut sent = [0u32; 2];
+        let drop = |_, to_b: bool, p: &braid_proto::Packet| {
+            let Frame::Data(d) = &p.frame else { return false };
+            if !to_b || d.len == 0 {
+                return false;
+            }
+            let n = &mut sent[usize::from(p.subflow.0)];
+            *n += 1;
+            n.is_multiple_of(50)
+        };
+        let done = |a: &mut Connection, b: &mut Connection| {
+            b.consume(u64::MAX);
+            a.all_acked()
+        };
+        common::drive(&mut a, &mut b, 10, 60_000, done, drop).expect("transfer");
+        let mean: Vec<u64> = (0..2).map(|i| a.subflow_stats(i).unwrap().cwnd).collect();
+        println!("{cc}: final windows {mean:?}");
+        mean.iter().sum::<u64>()
+    };
+    let (lia, reno) = (windows("lia"), windows("reno"));
+    assert!((lia as f64) < 0.75 * reno as f64, "LIA {lia} against Reno {reno}");
+}
+
+/// The failure timer is for data that cannot move: a connection with
+/// everything acknowledged and no subflow left (its path went away) waits
+/// for a new one however long it takes, but fails once data waits.
+#[test]
+fn without_subflows_only_waiting_data_fails_the_connection() {
+    let cfg = Config { failure_timeout: Duration::from_millis(300), ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    assert!(a.all_acked());
+    a.remove_subflow(braid_proto::SubflowId(0));
+    let later = Instant::ZERO + Duration::from_secs(10);
+    a.handle_timeout(later);
+    assert_eq!(a.poll_timeout(), None, "no timer: nothing is waiting");
+    assert_eq!(a.error(), None);
+    a.write(&[1; 1000]);
+    assert!(a.poll_transmit(later).is_none(), "no subflow to carry it");
+    let deadline = a.poll_timeout().expect("the failure timer runs");
+    a.handle_timeout(deadline);
+    assert!(a.error().is_some(), "data waited with no subflow for the timeout");
+}

@@ -253,6 +253,18 @@ mod tests {
         assert_eq!(m.sharing(0), 1);
     }
 
+    /// Penalisation halves BBR's window, to no less than BBR's 4-segment
+    /// minimum.
+    #[test]
+    fn penalisation_halves_the_window_down_to_four_segments() {
+        let mut m = with_bw(&[10e6]);
+        assert_eq!(m.window(0), 10_000, "the initial window");
+        m.penalize(Instant::ZERO, 0, &[]);
+        assert_eq!(m.window(0), 5_000);
+        m.penalize(Instant::ZERO, 0, &[]);
+        assert_eq!(m.window(0), 4_000);
+    }
+
     #[test]
     fn a_loss_leaves_no_slow_start_threshold() {
         let mut m = with_bw(&[10e6]);

@@ -188,6 +188,11 @@ mod tests {
         let unmeasured = [view(10), PathView { srtt: None, ..view(20) }];
         let inc = o.rule.increase(&o.windows, 1, 1000.0, &unmeasured);
         assert!((inc - 50.0).abs() < 1e-9, "{inc}");
+        // A subflow still joining does not count: path 0 alone is Reno,
+        // 1e6 / 1e4 = 100 B.
+        let joining = [view(10), PathView { active: false, ..view(20) }];
+        let inc = o.rule.increase(&o.windows, 0, 1000.0, &joining);
+        assert!((inc - 100.0).abs() < 1e-9, "{inc}");
         // Through the controller: the marks follow acknowledged bytes and
         // shift at losses, and the window may shrink.
         let mut a = ack(1000);

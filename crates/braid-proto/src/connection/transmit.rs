@@ -165,7 +165,10 @@ impl Connection {
             (self.send.nxt(), len as u32, false)
         };
         if !(0..self.subflows.len()).any(|i| self.subflows[i].is_established() && self.window_space(i, len)) {
-            // No subflow could take it: every scheduler would wait.
+            // No subflow could take it: every scheduler would wait. If none
+            // is usable at all (every path gone, say removed since the last
+            // packet or timer), the failure timer must be running.
+            self.check_liveness(now);
             return None;
         }
         self.refresh_sched_views(now);

@@ -82,18 +82,23 @@ impl SchedPath {
 /// Subflows a scheduler may consider: usable ones, and backup subflows only
 /// when no regular one is usable (the Linux rule every v0.96 scheduler shares).
 pub fn eligible(paths: &[SchedPath]) -> impl Iterator<Item = usize> + '_ {
-    let any_regular = paths.iter().any(|p| p.usable() && !p.backup);
-    paths.iter().enumerate().filter(move |(_, p)| p.usable() && p.backup != any_regular).map(|(i, _)| i)
+    let regular = any_regular(paths);
+    paths.iter().enumerate().filter(move |(_, p)| p.usable() && p.backup != regular).map(|(i, _)| i)
+}
+
+/// Whether a regular (not backup) subflow is usable: then backups wait.
+fn any_regular(paths: &[SchedPath]) -> bool {
+    paths.iter().any(|p| p.usable() && !p.backup)
 }
 
 /// The eligible subflow with the lowest smoothed RTT among those `keep`
 /// accepts; ties go to the lower index.
 pub fn fastest(paths: &[SchedPath], keep: impl Fn(usize) -> bool) -> Option<usize> {
     // Runs for every packet: one plain pass after the eligibility test.
-    let any_regular = paths.iter().any(|p| p.usable() && !p.backup);
+    let regular = any_regular(paths);
     let mut best: Option<(Duration, usize)> = None;
     for (i, p) in paths.iter().enumerate() {
-        if p.usable() && p.backup != any_regular && keep(i) {
+        if p.usable() && p.backup != regular && keep(i) {
             let rtt = p.srtt.unwrap_or_default();
             if best.is_none_or(|(b, _)| rtt < b) {
                 best = Some((rtt, i));
