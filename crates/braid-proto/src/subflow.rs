@@ -708,6 +708,25 @@ mod tests {
         assert_eq!((out.bytes_acked, out.rate), (1000, None));
     }
 
+    /// A packet sent after an episode began (from the next packet number
+    /// at its start on) belongs to a new one: its loss is a new congestion
+    /// event even while the old episode's packets are unresolved.
+    #[test]
+    fn a_loss_sent_after_the_episode_began_starts_a_new_one() {
+        let mut s = Subflow::new(1000, false);
+        for k in 0..8 {
+            s.on_sent(ms(0), k * 1000, 1000, RTO);
+        }
+        assert!(s.on_ack(ms(10), &ack(0, &[(1, 4)]), 3, |_| RTO).congestion_event, "packet 0");
+        for k in 8..12 {
+            s.on_sent(ms(11), k * 1000, 1000, RTO);
+        }
+        // 9..=11 arrive: 4..=7 (old episode) and 8 (sent after it began) are lost.
+        let out = s.on_ack(ms(20), &ack(0, &[(9, 12), (1, 4)]), 3, |_| RTO);
+        assert!(out.congestion_event, "packet 8 opens a new episode");
+        assert_eq!(s.counters.packets_lost, 6);
+    }
+
     #[test]
     fn three_later_packets_declare_a_loss_once_per_episode() {
         let mut s = Subflow::new(1000, false);
