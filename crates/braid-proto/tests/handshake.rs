@@ -203,3 +203,29 @@ fn a_joining_subflow_takes_nothing_before_the_reply() {
     assert_eq!(a.readable(), 0);
     assert!(!a.subflow_stats(1).unwrap().established);
 }
+
+/// A Hello opening a second subflow (a client re-opening after its first
+/// path died, not knowing whether the server kept the connection) is
+/// accepted when it carries the connection's key and refused with another;
+/// a client never accepts a subflow its peer opens.
+#[test]
+fn a_second_hello_opens_a_subflow_only_with_the_connections_key() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, T0);
+    let server = b.token();
+    let hello = |key: u64, slot: u8| Packet {
+        cid: server,
+        subflow: SubflowId(slot),
+        frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: Vec::new() }),
+        control: Some(Control::Hello { key }),
+    };
+    let (same, other) = (hello(0x1111, 1), hello(0x7777, 2));
+    assert_eq!(b.handle_datagram(T0, other), Ok(false), "another key");
+    assert_eq!(b.subflow_count(), 1);
+    assert_eq!(b.handle_datagram(T0, same), Ok(true), "the connection's key");
+    assert_eq!(b.subflow_count(), 2);
+    // The same from the server's side to the client: refused.
+    let to_client = Packet { cid: a.token(), control: Some(Control::Hello { key: 0x2222 }), ..hello(0x2222, 3) };
+    assert_eq!(a.handle_datagram(T0, to_client), Ok(false));
+    assert_eq!(a.subflow_count(), 1);
+}
