@@ -465,6 +465,22 @@ mod tests {
 
     /// After a timeout the window is one segment and grows back in packet
     /// conservation, at most to where it was; BBR has no slow-start threshold.
+    /// The model's window by hand: BtlBw 1.25 MB/s x RTprop 40 ms = 50 kB,
+    /// plus three send quanta (2 segments each at this rate): 56 kB. A loss
+    /// cuts the window to what is in flight (packet conservation).
+    #[test]
+    fn target_window_and_loss_conservation_by_hand() {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let p = &mut b.paths[0];
+        (p.btl_bw, p.rt_prop, p.state, p.cycle_index) = (1.25e6, Some(Duration::from_millis(40)), BbrState::ProbeBw, 2);
+        assert_eq!(p.target_window(1.0), 56_000.0);
+        p.cwnd = 50_000.0;
+        let view = [PathView { active: true, bytes_in_flight: 20_000, ..Default::default() }];
+        b.on_congestion_event(Instant::ZERO, 0, &view);
+        assert_eq!(b.window(0), 20_000);
+    }
+
     #[test]
     fn a_timeout_restarts_from_one_segment() {
         let mut b = Bbr::default();
