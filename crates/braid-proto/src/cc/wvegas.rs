@@ -299,6 +299,18 @@ mod tests {
         assert!(p.window.in_slow_start());
     }
 
+    /// A restart after idleness restarts the window as for every
+    /// loss-based controller (Linux's `tcp_cwnd_restart`): 40 segments, 500
+    /// ms idle at a 200 ms RTO, halve twice.
+    #[test]
+    fn a_restart_after_idleness_halves_the_window() {
+        let mut w = WVegas::default();
+        w.on_path_added(0, 1000, 40);
+        let rto = Duration::from_millis(200);
+        w.on_idle_restart(Instant::ZERO, 0, Duration::from_millis(500), rto, 10_000);
+        assert_eq!(w.window(0), 10_000);
+    }
+
     #[test]
     fn slow_start_ends_on_queueing() {
         let mut p = path(30.0, 150.0);
