@@ -395,10 +395,27 @@ mod tests {
     fn pruned_segments_count_all_their_bytes() {
         let mut b = RecvBuffer::new(64 * 1024);
         let cap = 64 * 1024 / INTERVAL_COST;
-        for k in 0..cap + 10 {
+        let new: u64 = (0..cap + 10).map(|k| b.insert(1 + 3 * k, 2, Some(&[7, 7]))).sum();
+        assert_eq!(new, 2 * (cap + 10), "every byte was new when it came");
+        assert_eq!((b.ooo_bytes(), b.pruned_bytes()), (2 * cap, 20));
+        // Arriving downwards, the highest intervals are forgotten instead.
+        let mut b = RecvBuffer::new(64 * 1024);
+        for k in (0..cap + 10).rev() {
             b.insert(1 + 3 * k, 2, Some(&[7, 7]));
         }
         assert_eq!((b.ooo_bytes(), b.pruned_bytes()), (2 * cap, 20));
+    }
+
+    /// Growing the buffer (autotuning) moves the window's right edge; it
+    /// never shrinks.
+    #[test]
+    fn growing_moves_the_window_edge_and_never_shrinks() {
+        let mut b = RecvBuffer::new(10_000);
+        assert_eq!(b.window_end(), 10_000);
+        b.grow(30_000);
+        assert_eq!((b.capacity(), b.window_end()), (30_000, 30_000));
+        b.grow(20_000);
+        assert_eq!(b.capacity(), 30_000);
     }
 
     /// Holes filled from the top down: every new interval lands below the

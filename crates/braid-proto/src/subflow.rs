@@ -646,6 +646,7 @@ mod tests {
         s.on_sent(ms(600), 1000, 1000, RTO);
         s.on_rto(ms(1000), |_| RTO);
         assert_eq!(s.idle_at(ms(2000)), None, "lost data waiting to be re-sent is outstanding");
+        assert_eq!((s.counters.rtos, s.counters.packets_lost), (1, 1));
     }
 
     #[test]

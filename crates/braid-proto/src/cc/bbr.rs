@@ -479,6 +479,9 @@ mod tests {
         let view = [PathView { active: true, bytes_in_flight: 20_000, ..Default::default() }];
         b.on_congestion_event(Instant::ZERO, 0, &view);
         assert_eq!(b.window(0), 20_000);
+        let nearly_empty = [PathView { active: true, bytes_in_flight: 1_000, ..Default::default() }];
+        b.on_congestion_event(Instant::ZERO, 0, &nearly_empty);
+        assert_eq!(b.window(0), 4_000, "no less than four segments");
     }
 
     #[test]

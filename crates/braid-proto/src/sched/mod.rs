@@ -397,6 +397,19 @@ pub(crate) mod tests {
         assert_eq!(fast_or_slow(&[slow, fast_full]), FastOrSlow::Choose { fast: 1, slow: 0 });
         assert_eq!(fast_or_slow(&[slow_full, fast_full]), FastOrSlow::Nothing);
         assert_eq!(fast_or_slow(&[slow_full, fast_full, path(90, 10_000)]), FastOrSlow::Nothing);
+        // Without an RTT to compare, the one with room is used.
+        let unmeasured = SchedPath { srtt: None, ..fast_full };
+        assert_eq!(fast_or_slow(&[slow, unmeasured]), FastOrSlow::Go(0));
+    }
+
+    /// Backups are eligible only when no regular subflow is usable.
+    #[test]
+    fn backups_are_eligible_only_without_a_usable_regular_subflow() {
+        let (regular, backup) = (path(10, 0), SchedPath { backup: true, ..path(5, 0) });
+        let failed = SchedPath { potentially_failed: true, ..regular };
+        assert_eq!(eligible(&[regular, backup]).collect::<Vec<_>>(), [0]);
+        assert_eq!(eligible(&[failed, backup]).collect::<Vec<_>>(), [1]);
+        assert_eq!(eligible(&[failed, SchedPath { potentially_failed: true, ..backup }]).count(), 0);
     }
 
     pub fn path(rtt_ms: u64, in_flight: u64) -> SchedPath {
