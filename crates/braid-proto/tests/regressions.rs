@@ -383,10 +383,19 @@ fn lost_zero_window_probe_does_not_fail_the_subflow() {
     a.handle_timeout(t);
     assert!(!a.subflow_stats(0).unwrap().potentially_failed);
     assert_eq!(a.poll_event(), None, "no SubflowFailed");
-    // Probing continues.
-    let t = a.poll_timeout().expect("next probe");
-    a.handle_timeout(t);
-    assert!(!drain(&mut a, t).is_empty());
+    // Probing continues, each probe lost, further and further apart (the
+    // timers back off; here 1.6 s, 12.8 s, then the 120 s ceiling).
+    let mut probes = vec![];
+    for _ in 0..12 {
+        let t = a.poll_timeout().expect("next timer");
+        a.handle_timeout(t);
+        if !drain(&mut a, t).is_empty() {
+            probes.push(t);
+        }
+    }
+    let gaps: Vec<Duration> = probes.windows(2).map(|w| w[1] - w[0]).collect();
+    println!("probe gaps: {gaps:?}");
+    assert!(gaps.len() >= 3 && gaps.windows(2).all(|g| g[1] >= g[0]) && gaps[gaps.len() - 1] > gaps[0], "{gaps:?}");
 }
 
 /// A subflow id is one byte on the wire: the 257th subflow is refused
