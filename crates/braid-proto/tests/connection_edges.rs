@@ -75,6 +75,7 @@ fn lost_small_segments_merge_up_to_exactly_one_mss() {
     let p = a.poll_transmit(rto).expect("a retransmission");
     let Frame::Data(d) = p.frame else { panic!("{p:?}") };
     assert_eq!((d.dsn, d.len), (0, 1448), "the first two segments, 724 + 724 = 1448 B, go as one");
+    assert_eq!(a.subflow_stats(0).unwrap().counters.retransmissions, 1, "one retransmission, counted once");
 }
 
 /// Every data packet `c` sends at `now`, as (subflow, DSN, length).

@@ -255,6 +255,15 @@ mod tests {
         assert!((w - 70.518).abs() < 2e-3, "{w}");
     }
 
+    /// Penalisation halves the window (the kernel does it under the module).
+    #[test]
+    fn penalisation_halves_the_window() {
+        let (mut c, views) = after_loss_from_100_segments();
+        let before = c.window(0);
+        c.penalize(Instant::ZERO, 0, &views);
+        assert_eq!(c.window(0), before / 2);
+    }
+
     /// A restart after idleness moves the epoch on by the idle time, no
     /// later than now, and restarts the window as every loss-based one.
     #[test]

@@ -172,6 +172,11 @@ mod tests {
         let mut small = Window::new(1000, 4);
         small.restart_after_idle(Duration::from_secs(10), rto, 10_000.0);
         assert_eq!(small.cwnd, 4_000.0, "a window below the initial one stays");
+        // Exactly two RTOs: one halving (Linux halves while the idle time
+        // left after an RTO is still positive).
+        let mut edge = Window::new(1000, 40);
+        edge.restart_after_idle(Duration::from_millis(400), rto, 10_000.0);
+        assert_eq!(edge.cwnd, 20_000.0);
         let mut fresh = Window::new(1000, 40);
         fresh.restart_after_idle(Duration::from_millis(300), rto, 10_000.0);
         assert_eq!((fresh.cwnd, fresh.ssthresh), (20_000.0, f64::INFINITY), "unset ssthresh stays unset");
