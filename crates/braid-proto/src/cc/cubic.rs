@@ -297,6 +297,10 @@ mod tests {
         assert_eq!(c.paths[0].epoch, Some(Instant::ZERO + Duration::from_secs(1)));
         assert!((c.paths[0].k - 2.972).abs() < 1e-3, "{}", c.paths[0].k);
         assert_eq!(c.window(0), 49_010);
+        // An ACK covering two segments, still at t = 1 s, where W_cubic is
+        // below W_est: W_est grows by 0.5294 x 2 / 49.0108 = 0.0216, to 49.032.
+        c.on_ack(0, &at(1000, 2000), &views);
+        assert_eq!(c.window(0), 49_032);
     }
 
     /// Without an earlier loss, the first epoch takes the current window as

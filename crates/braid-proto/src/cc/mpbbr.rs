@@ -235,6 +235,16 @@ mod tests {
         cycle_low(&mut m, 0, 20);
         m.check(0);
         assert_eq!(m.bbr.paths[0].bw_divisor, 2.0);
+        cycle_low(&mut m, 0, 20);
+        m.check(0);
+        assert_eq!(m.bbr.paths[0].bw_divisor, 2.0, "and stays divided while the bandwidths match");
+        // The other subflow's bandwidth moves away: one check keeps the
+        // division (hysteresis), the next ends it.
+        m.bbr.paths[1].btl_bw = 30e6;
+        m.check(0);
+        assert_eq!(m.bbr.paths[0].bw_divisor, 2.0, "one observation is not enough either way");
+        m.check(0);
+        assert_eq!(m.bbr.paths[0].bw_divisor, 1.0);
         cycle_low(&mut m, 2, 40);
         m.check(2);
         assert_eq!(m.bbr.paths[2].bw_divisor, 1.0);
@@ -263,6 +273,22 @@ mod tests {
         assert_eq!(m.window(0), 5_000);
         m.penalize(Instant::ZERO, 0, &[]);
         assert_eq!(m.window(0), 4_000);
+    }
+
+    /// A subflow that shared a bottleneck at its last check is never counted
+    /// towards closing, however little the subflows together deliver.
+    #[test]
+    fn a_subflow_sharing_a_bottleneck_is_not_counted_for_closing() {
+        let mut m = with_bw(&[10e6, 10.5e6]);
+        m.bbr.paths[0].last_rate = 1e6;
+        m.bbr.paths[1].last_rate = 1e6;
+        m.checked[0].1 = 2;
+        m.check(0);
+        assert_eq!(m.stop_count, 0);
+        // Not sharing at the last check: the same rates count.
+        m.checked[0].1 = 1;
+        m.check(0);
+        assert_eq!(m.stop_count, 1);
     }
 
     #[test]
