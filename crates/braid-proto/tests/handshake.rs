@@ -229,3 +229,32 @@ fn a_second_hello_opens_a_subflow_only_with_the_connections_key() {
     assert_eq!(a.handle_datagram(T0, to_client), Ok(false));
     assert_eq!(a.subflow_count(), 1);
 }
+
+/// A slot a half-open join gave back is vacant again: a Hello with the
+/// connection's key may open it; a closed subflow's slot is not re-opened.
+#[test]
+fn a_hello_may_open_a_slot_given_back() {
+    let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 1);
+    common::open(&mut a, &mut b, T0);
+    let cid = b.token();
+    let data = || Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: vec![] });
+    let join = Packet {
+        cid,
+        subflow: SubflowId(1),
+        frame: data(),
+        control: Some(Control::Join { token: cid, nonce: 42, backup: false }),
+    };
+    assert!(b.handle_datagram(T0, join).unwrap());
+    while b.poll_transmit(T0).is_some() {}
+    let expiry = b.poll_timeout().expect("the half-open join expires");
+    b.handle_timeout(expiry);
+    let hello = |slot: u8| Packet {
+        cid,
+        subflow: SubflowId(slot),
+        frame: data(),
+        control: Some(Control::Hello { key: 0x1111 }),
+    };
+    assert_eq!(b.handle_datagram(expiry, hello(1)), Ok(true), "the vacant slot opens");
+    b.remove_subflow(SubflowId(1));
+    assert_eq!(b.handle_datagram(expiry, hello(1)), Ok(false), "a closed slot stays closed");
+}
