@@ -520,7 +520,7 @@ mod tests {
         }
         let mut want = vec![];
         while let Some(arrives) = sim.next_arrival() {
-            want.push((sim.arrive(arrives), arrives));
+            want.push((sim.arrive(arrives).0, arrives));
         }
         let got: Vec<(u32, Instant)> = emu.runs.iter().map(|r| (r.buf, r.exit)).collect();
         assert_eq!(got, want);

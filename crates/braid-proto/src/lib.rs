@@ -15,6 +15,7 @@ pub mod crypto;
 pub mod endpoint;
 pub mod packet;
 pub mod path_manager;
+pub mod prefetch;
 mod recv_buffer;
 mod rtt;
 pub mod sched;

@@ -19,6 +19,7 @@ use crate::ack_tracker::AckTracker;
 use crate::cc::WindowUse;
 use crate::connection::JoinState;
 use crate::packet::{AckFrame, Control};
+use crate::prefetch::prefetch;
 use crate::rtt::RttEstimator;
 use crate::time::{Duration, Instant};
 
@@ -161,6 +162,13 @@ pub struct Subflow {
 }
 
 impl Subflow {
+    /// Asks the cache for the oldest packet in flight, where an ACK starts.
+    pub(crate) fn prefetch_oldest(&self) {
+        if let Some(p) = self.sent.front() {
+            prefetch(p);
+        }
+    }
+
     pub fn new(mss: u32, backup: bool) -> Self {
         Subflow {
             backup,

@@ -333,9 +333,16 @@ impl<T> Link<T> {
         self.fifo.front().map(|p| p.end + self.spec.delay)
     }
 
-    /// Takes the head packet, which reaches the far end at `now`.
+    /// The `i`-th packet on the link, counting from the next to reach the far end.
     #[inline]
-    pub fn arrive(&mut self, now: Instant) -> T {
+    pub fn queued(&self, i: usize) -> Option<&T> {
+        self.fifo.get(i).map(|p| &p.packet)
+    }
+
+    /// Takes the head packet, which reaches the far end at `now`, and its
+    /// wire bytes.
+    #[inline]
+    pub fn arrive(&mut self, now: Instant) -> (T, u32) {
         let p = self.fifo.pop_front().expect("a link event has a packet");
         debug_assert!(p.end <= now, "the head has finished serialising");
         if self.waiting > self.fifo.len() {
@@ -344,7 +351,7 @@ impl<T> Link<T> {
             self.queue_bytes -= u64::from(p.bytes);
         }
         count_sent(&mut self.stats, &p);
-        p.packet
+        (p.packet, p.bytes)
     }
 
     /// Offers `packet` of `bytes` wire bytes to the link at `now`.
@@ -461,7 +468,7 @@ mod tests {
         assert_eq!(l.queue_len(t1), 0);
         assert_eq!(l.offer(t1, 3, 1000), accepted(false, 4));
         assert_eq!(l.next_arrival(), Some(Instant::from_nanos(2_000_000)));
-        assert_eq!(l.arrive(Instant::from_nanos(2_000_000)), 0);
+        assert_eq!(l.arrive(Instant::from_nanos(2_000_000)).0, 0);
         assert_eq!(l.next_arrival(), Some(Instant::from_nanos(3_000_000)));
         let s = l.stats(Instant::from_nanos(2_000_000));
         assert_eq!((s.drops_queue, s.packets_sent), (1, 2));
@@ -509,8 +516,8 @@ mod tests {
         l.up = true;
         // The packet in service finishes at 2 ms; the next starts then.
         assert_eq!(l.offer(t, 4, 1000), accepted(false, 4));
-        assert_eq!((l.arrive(Instant::from_nanos(2_000_000)), l.arrive(Instant::from_nanos(3_000_000))), (0, 1));
-        assert_eq!(l.arrive(Instant::from_nanos(4_000_000)), 4);
+        assert_eq!((l.arrive(Instant::from_nanos(2_000_000)).0, l.arrive(Instant::from_nanos(3_000_000)).0), (0, 1));
+        assert_eq!(l.arrive(Instant::from_nanos(4_000_000)).0, 4);
         assert_eq!(l.next_arrival(), None);
     }
 
@@ -610,7 +617,7 @@ mod tests {
         assert_eq!(l.offer(Instant::ZERO, 0, 1500), accepted(true, 4));
         assert_eq!(l.offer(Instant::ZERO, 1, 1500), accepted(false, 4));
         assert_eq!(l.offer(Instant::ZERO, 2, 1500), accepted(false, 11));
-        assert_eq!(l.arrive(ms(4)), 0);
+        assert_eq!(l.arrive(ms(4)).0, 0);
         // Idle until 12 ms: the next opportunity is at 13 ms (3 ms into the
         // second period).
         assert_eq!(l.offer(ms(12), 3, 1500), accepted(false, 14));
