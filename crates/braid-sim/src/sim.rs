@@ -122,9 +122,9 @@ const UDP_IPV4_OVERHEAD: u32 = 28;
 /// From this many endpoints on, the loop asks the cache for the next
 /// packets' state ahead of time (see [`Sim::prefetch_next`]). Below it the
 /// state stays in the cache anyway and the hints cost more than they save:
-/// measured with `braid bench` on the project machine, 10 flows (20
-/// endpoints) 22% and 300 flows 8% slower with them, 600 flows 8% and
-/// 1,000 flows 22% faster.
+/// measured with `braid bench` on the project machine (best of 3), the
+/// hints make 10 flows (20 endpoints) 12% slower, 100 flows 2% slower and
+/// 300 flows no faster, and 600 flows 10% and 1,000 flows 26% faster.
 const PREFETCH_FROM_ENDPOINTS: usize = 1_000;
 
 /// Ends each route in `Sim::hops`.
@@ -541,25 +541,28 @@ impl Sim {
 
     /// Asks the cache for what the next packets of `link` will touch when
     /// they reach their endpoints, while other events run: a busy link's
-    /// next arrival is a service time away. For the packet after next, its
-    /// slot, endpoint and flow; for the next, what those point to (they
-    /// were asked for one event ago, so reading them now does not wait):
+    /// next arrivals are service times away. For the third packet from the
+    /// head, its slot, endpoint and flow; for the second, what those point
+    /// to (asked for one arrival ago, so reading them now does not wait):
     /// its route, the flow's write log and, through
     /// [`Connection::prefetch`], the connection's subflow and controller.
-    /// Packets one hop from the end count too, which covers ACKs, whose
-    /// last link is rarely busy. Hints only: nothing here changes a result.
+    /// (One packet closer is too late: measured at 10,000 flows, 8% slower
+    /// than this; all of the endpoint rather than its first line, 4%
+    /// faster.) Packets one hop from the end count too, which covers ACKs,
+    /// whose last link is rarely busy. Hints only: nothing here changes a
+    /// result.
     fn prefetch_next(&self, link: usize) {
         let l = &self.links[link];
         let near_endpoint = |p: &&SimPacket| {
             let rest = &self.hops[p.at as usize + 1..];
             p.slot & CROSS == 0 && (rest.first() == Some(&END_OF_ROUTE) || rest.get(1) == Some(&END_OF_ROUTE))
         };
-        if let Some(p) = l.queued(1).filter(near_endpoint) {
+        if let Some(p) = l.queued(2).filter(near_endpoint) {
             prefetch_all(&self.packets[p.slot as usize]);
             prefetch_all(&self.endpoints[p.to as usize]);
             prefetch_all(&self.state[p.to as usize / 2]);
         }
-        if let Some(p) = l.queued(0).filter(near_endpoint) {
+        if let Some(p) = l.queued(1).filter(near_endpoint) {
             let ep = &self.endpoints[p.to as usize];
             if let Some(first) = ep.routes.first() {
                 prefetch(first);
