@@ -63,6 +63,8 @@ pub struct EventQueue {
     arrivals: BinaryHeap<Reverse<Entry>>,
     others: BinaryHeap<Reverse<Entry>>,
     seq: u64,
+    /// Whether the last peeked event heads `others`.
+    next_is_other: bool,
 }
 
 impl EventQueue {
@@ -83,30 +85,29 @@ impl EventQueue {
         Some(next)
     }
 
-    /// The heap holding the next event (either, when both are empty).
+    /// The heap holding the event [`peek_until`] returned.
+    ///
+    /// [`peek_until`]: EventQueue::peek_until
     fn next_heap(&mut self) -> &mut BinaryHeap<Reverse<Entry>> {
-        match (self.arrivals.peek(), self.others.peek()) {
-            (Some(a), Some(o)) if o.0.key < a.0.key => &mut self.others,
-            (None, _) => &mut self.others,
-            _ => &mut self.arrivals,
+        match self.next_is_other {
+            true => &mut self.others,
+            false => &mut self.arrivals,
         }
     }
 
     /// The next event if it is due at or before `until`, left in the queue:
     /// the caller then removes it ([`remove_next`]) or moves it later
+    /// (after this call, before any push)
     /// ([`reschedule_next`]). A later event stays where it is (popping and
     /// re-pushing it would change its place among events at the same instant).
     ///
     /// [`remove_next`]: EventQueue::remove_next
     /// [`reschedule_next`]: EventQueue::reschedule_next
     #[inline]
-    pub fn peek_until(&self, until: Instant) -> Option<(Instant, Event)> {
-        let next = match (self.arrivals.peek(), self.others.peek()) {
-            (Some(a), Some(o)) => std::cmp::min_by_key(&a.0, &o.0, |e| e.key),
-            (Some(a), None) => &a.0,
-            (None, Some(o)) => &o.0,
-            (None, None) => return None,
-        };
+    pub fn peek_until(&mut self, until: Instant) -> Option<(Instant, Event)> {
+        let key = |h: &BinaryHeap<Reverse<Entry>>| h.peek().map_or(u128::MAX, |e| e.0.key);
+        self.next_is_other = key(&self.others) < key(&self.arrivals);
+        let next = &self.next_heap().peek()?.0;
         let time = (next.key >> 64) as u64;
         (time <= until.as_nanos()).then_some((Instant::from_nanos(time), next.event))
     }
