@@ -560,6 +560,7 @@ impl Sim {
         if let Some(p) = l.queued(2).filter(near_endpoint) {
             prefetch_all(&self.packets[p.slot as usize]);
             prefetch_all(&self.endpoints[p.to as usize]);
+            // Flow f's endpoints are 2f (sender) and 2f + 1.
             prefetch_all(&self.state[p.to as usize / 2]);
         }
         if let Some(p) = l.queued(1).filter(near_endpoint) {
