@@ -68,9 +68,14 @@ pub struct EventQueue {
 }
 
 impl EventQueue {
-    pub fn push(&mut self, time: Instant, event: Event) {
+    /// The key of an event at `time` scheduled now.
+    fn key(&mut self, time: Instant) -> u128 {
         self.seq += 1;
-        let key = u128::from(time.as_nanos()) << 64 | u128::from(self.seq);
+        u128::from(time.as_nanos()) << 64 | u128::from(self.seq)
+    }
+
+    pub fn push(&mut self, time: Instant, event: Event) {
+        let key = self.key(time);
         let heap = match event {
             Event::Arrive { .. } => &mut self.arrivals,
             _ => &mut self.others,
@@ -97,19 +102,23 @@ impl EventQueue {
 
     /// The next event if it is due at or before `until`, left in the queue:
     /// the caller then removes it ([`remove_next`]) or moves it later
-    /// (after this call, before any push)
-    /// ([`reschedule_next`]). A later event stays where it is (popping and
-    /// re-pushing it would change its place among events at the same instant).
+    /// ([`reschedule_next`]), before pushing any event earlier than it. A
+    /// later event stays where it is (popping and re-pushing it would change
+    /// its place among events at the same instant).
     ///
     /// [`remove_next`]: EventQueue::remove_next
     /// [`reschedule_next`]: EventQueue::reschedule_next
     #[inline]
     pub fn peek_until(&mut self, until: Instant) -> Option<(Instant, Event)> {
-        let key = |h: &BinaryHeap<Reverse<Entry>>| h.peek().map_or(u128::MAX, |e| e.0.key);
-        self.next_is_other = key(&self.others) < key(&self.arrivals);
-        let next = &self.next_heap().peek()?.0;
-        let time = (next.key >> 64) as u64;
-        (time <= until.as_nanos()).then_some((Instant::from_nanos(time), next.event))
+        let next = match (self.arrivals.peek(), self.others.peek()) {
+            (Some(a), Some(o)) if o.0.key < a.0.key => &o.0,
+            (Some(a), _) => &a.0,
+            (None, o) => &o?.0,
+        };
+        let (time, event) = ((next.key >> 64) as u64, next.event);
+        // Only arrivals are in `arrivals`.
+        self.next_is_other = !matches!(event, Event::Arrive { .. });
+        (time <= until.as_nanos()).then_some((Instant::from_nanos(time), event))
     }
 
     pub fn remove_next(&mut self) {
@@ -120,8 +129,7 @@ impl EventQueue {
     /// as a new event scheduled now would be ordered: one sift through the
     /// heap instead of a pop and a push.
     pub fn reschedule_next(&mut self, time: Instant) {
-        self.seq += 1;
-        let key = u128::from(time.as_nanos()) << 64 | u128::from(self.seq);
+        let key = self.key(time);
         let mut next = self.next_heap().peek_mut().expect("an event to reschedule");
         debug_assert!(key > next.0.key, "events only move later");
         next.0.key = key;
