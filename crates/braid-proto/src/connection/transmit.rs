@@ -19,9 +19,11 @@ impl Connection {
             return Some(p);
         }
         self.start_joins();
+        let fin_probe_due = self.fin_probe_due();
         for i in 0..self.subflows.len() {
-            let fin_probe = self.fin_probe_due() && self.subflows[i].usable();
-            if self.subflows[i].is_open() && (self.subflows[i].probe_pending || self.confirmation_due(i) || fin_probe) {
+            let s = &self.subflows[i];
+            let fin_probe = fin_probe_due && s.usable();
+            if s.is_open() && (s.probe_pending || self.confirmation_due(i) || fin_probe) {
                 self.subflows[i].probe_pending = false;
                 self.fin.probed |= fin_probe;
                 return Some(self.send_data(now, i, self.send.nxt(), 0));

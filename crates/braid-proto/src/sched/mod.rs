@@ -29,8 +29,12 @@ use crate::time::{Duration, Instant};
 /// are (an application writing a byte at a time with `nodelay` would
 /// otherwise have a thousand packets in flight on a two-segment window, and
 /// swamp a slow path). For full-size segments the packet limit never binds.
+///
+/// The packet limit `packets < ceil(cwnd / mss)` is tested as
+/// `packets * mss < cwnd`, the same condition without a division: this runs
+/// several times per packet sent.
 pub fn window_allows(cwnd: u64, mss: u32, bytes: u64, packets: u64, len: u32) -> bool {
-    bytes + u64::from(len) <= cwnd && packets < cwnd.div_ceil(u64::from(mss.max(1)))
+    bytes + u64::from(len) <= cwnd && packets.saturating_mul(u64::from(mss.max(1))) < cwnd
 }
 
 /// What a scheduler may know about one subflow.
@@ -340,6 +344,23 @@ pub(crate) mod tests {
         // A window of 2.5 segments holds three packets if they fit in bytes.
         assert!(window_allows(2500, 1000, 1000, 2, 500));
         assert!(!window_allows(2500, 1000, 1000, 2, 1501));
+    }
+
+    proptest::proptest! {
+        /// The division-free packet limit is the ceiling it stands for.
+        #[test]
+        fn the_packet_limit_is_the_window_rounded_up_to_segments(
+            cwnd in 0u64..1 << 40, mss in 0u32..70_000, packets in 0u64..1 << 30, small in 0u8..3,
+        ) {
+            // Small values too, where the rounding matters, and an MSS of 0.
+            let (cwnd, packets, mss) = match small {
+                0 => (cwnd, packets, mss),
+                1 => (cwnd % 20_000, packets % 30, mss % 3_000),
+                _ => (cwnd % 20, packets % 30, 0),
+            };
+            let by_ceiling = packets < cwnd.div_ceil(u64::from(mss.max(1)));
+            proptest::prop_assert_eq!(window_allows(cwnd, mss, 0, packets, 0), by_ceiling);
+        }
     }
 
     use super::*;
