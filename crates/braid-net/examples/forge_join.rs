@@ -24,7 +24,7 @@ const SUBFLOW: SubflowId = SubflowId(7);
 
 fn data(token: u64, pn: u64, control: Control, payload: &[u8]) -> Vec<u8> {
     let frame = DataFrame { pn, pn_floor: 0, dsn: 0, len: payload.len() as u32, payload: payload.to_vec() };
-    let packet = Packet { cid: token, subflow: SUBFLOW, frame: Frame::Data(frame), control: Some(control) };
+    let packet = Packet { cid: token, subflow: SUBFLOW, frame: Frame::Data(frame), control: Some(Box::new(control)) };
     let mut bytes = Vec::new();
     wire::encode(&packet, &mut bytes);
     bytes

@@ -231,7 +231,7 @@ impl Endpoint {
                 Err(_) => DatagramEvent::Dropped(Drop::Refused),
             };
         }
-        match (&packet.control, &packet.frame) {
+        match (packet.control.as_deref(), &packet.frame) {
             (Some(Control::Hello { key }), Frame::Data(d)) if cid == 0 && d.len == 0 => {
                 self.answer_hello(remote, *key, &packet, d.pn, datagram.len())
             }
@@ -259,7 +259,7 @@ impl Endpoint {
             cid: token(self.config.crypto.as_ref(), client_key),
             subflow: hello.subflow,
             frame,
-            control: Some(Control::HelloReply { key: self.server_key(client_key, remote) }),
+            control: Some(Box::new(Control::HelloReply { key: self.server_key(client_key, remote) })),
         };
         let mut bytes = Vec::new();
         wire::encode(&reply, &mut bytes);

@@ -41,7 +41,7 @@ fn both_sides_close_and_finish_even_when_fins_are_lost() {
             a.is_finished() && b.is_finished()
         },
         |_, to_b, p| {
-            let fin = to_b && matches!(p.control, Some(Control::DataFin { .. }));
+            let fin = to_b && matches!(p.control.as_deref(), Some(Control::DataFin { .. }));
             fin && {
                 fins_lost += 1;
                 fins_lost <= 2
@@ -65,7 +65,7 @@ fn a_reset_ends_both_sides() {
     a.reset(9);
     assert_eq!(a.error(), Some(ConnectionError::Reset { code: 9 }));
     let reset: Vec<Packet> = std::iter::from_fn(|| a.poll_transmit(braid_proto::Instant::ZERO)).collect();
-    assert!(matches!(reset.as_slice(), [p] if p.control == Some(Control::Reset { code: 9 })), "{reset:?}");
+    assert!(matches!(reset.as_slice(), [p] if p.control.as_deref() == Some(&Control::Reset { code: 9 })), "{reset:?}");
     b.handle_datagram(braid_proto::Instant::ZERO, reset[0].clone()).unwrap();
     assert_eq!(b.error(), Some(ConnectionError::PeerReset { code: 9 }));
     assert!(events(&mut b).contains(&Event::Failed(ConnectionError::PeerReset { code: 9 })));
@@ -93,7 +93,7 @@ fn address_advertisements_are_authenticated_and_echoed() {
             5_000,
             |a, _| a.all_acked(),
             |_, to_b, p| {
-                adds += usize::from(!to_b && matches!(p.control, Some(Control::AddAddr { .. })));
+                adds += usize::from(!to_b && matches!(p.control.as_deref(), Some(Control::AddAddr { .. })));
                 false
             },
         );
@@ -120,7 +120,7 @@ fn address_advertisements_are_authenticated_and_echoed() {
         }),
     );
     let before = a.stats().invalid_packets;
-    forged.control = Some(Control::AddAddr { id: 4, addr: "198.51.100.1:1".parse().unwrap(), mac: [1; 8] });
+    forged.control = Some(Box::new(Control::AddAddr { id: 4, addr: "198.51.100.1:1".parse().unwrap(), mac: [1; 8] }));
     a.handle_datagram(braid_proto::Instant::ZERO, forged).unwrap();
     assert_eq!(a.stats().invalid_packets, before + 1);
     assert!(events(&mut a).is_empty(), "nothing learned from a forged advertisement");
@@ -163,7 +163,7 @@ fn an_idle_close_sends_its_fin_on_a_probe_until_acknowledged() {
     a.close();
     let probe = exchange(&mut a, &mut b, now);
     assert_eq!(probe.len(), 1, "{probe:?}");
-    assert_eq!(probe[0].control, Some(Control::DataFin { dsn: 3 }));
+    assert_eq!(probe[0].control.as_deref(), Some(&Control::DataFin { dsn: 3 }));
     assert!(exchange(&mut a, &mut b, now).is_empty(), "one probe");
     exchange(&mut b, &mut a, now);
     assert!(b.peer_closed());
@@ -188,7 +188,8 @@ fn a_second_fin_does_not_move_the_end_of_the_stream() {
     a.write(b"abcde");
     a.close();
     let sent = exchange(&mut a, &mut b, now);
-    let data = sent.iter().find(|p| p.control == Some(Control::DataFin { dsn: 5 })).expect("data with the FIN");
+    let data =
+        sent.iter().find(|p| p.control.as_deref() == Some(&Control::DataFin { dsn: 5 })).expect("data with the FIN");
     assert!(b.peer_closed());
     let mut data_acks = |b: &mut Connection| -> Vec<u64> {
         exchange(b, &mut a, now)
@@ -201,7 +202,7 @@ fn a_second_fin_does_not_move_the_end_of_the_stream() {
     };
     assert_eq!(data_acks(&mut b), [6], "5 bytes and the FIN");
     let mut replay = data.clone();
-    replay.control = Some(Control::DataFin { dsn: 9 });
+    replay.control = Some(Box::new(Control::DataFin { dsn: 9 }));
     b.handle_datagram(now, replay).expect("well-formed");
     assert_eq!(data_acks(&mut b), [6]);
 }
@@ -217,8 +218,8 @@ fn an_advertisement_carries_the_rfc_8684_hmac() {
     common::open(&mut a, &mut b, now);
     let addr: SocketAddr = "192.0.2.7:4433".parse().unwrap();
     b.advertise_address(3, addr);
-    let add = exchange(&mut b, &mut a, now).into_iter().find_map(|p| match p.control {
-        Some(Control::AddAddr { id, addr, mac }) => Some((id, addr, mac)),
+    let add = exchange(&mut b, &mut a, now).into_iter().find_map(|p| match p.control.as_deref() {
+        Some(&Control::AddAddr { id, addr, mac }) => Some((id, addr, mac)),
         _ => None,
     });
     let key = [0x2222u64.to_be_bytes(), 0x1111u64.to_be_bytes()].concat();

@@ -119,7 +119,7 @@ fn an_unpadded_hello_is_not_answered() {
         cid: 0,
         subflow: SubflowId(0),
         frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }),
-        control: Some(Control::Hello { key: 1 }),
+        control: Some(Box::new(Control::Hello { key: 1 })),
     };
     let mut bytes = Vec::new();
     wire::encode(&hello, &mut bytes);
@@ -141,7 +141,7 @@ fn an_establish_with_a_made_up_key_creates_nothing() {
         cid: braid_proto::crypto::token(&crypto, 777),
         subflow: SubflowId(0),
         frame: Frame::Data(DataFrame { pn: 1, pn_floor: 1, dsn: 0, len: 3, payload: vec![1, 2, 3] }),
-        control: Some(Control::Establish { client_key: 5, server_key: 777 }),
+        control: Some(Box::new(Control::Establish { client_key: 5, server_key: 777 })),
     };
     let mut bytes = Vec::new();
     wire::encode(&forged, &mut bytes);
@@ -191,7 +191,7 @@ fn a_packet_the_connection_ignores_is_dropped() {
             cid: token,
             subflow: SubflowId(5),
             frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }),
-            control: Some(control),
+            control: Some(Box::new(control)),
         };
         let mut out = Vec::new();
         wire::encode(&p, &mut out);
@@ -230,7 +230,7 @@ fn a_late_answer_to_a_second_hello_does_not_change_the_connection() {
         while let Some(p) = client.connection(h).unwrap().poll_transmit(now) {
             out.clear();
             wire::encode(&p, &mut out);
-            if matches!(p.control, Some(Control::Hello { .. })) && p.subflow == SubflowId(0) {
+            if matches!(p.control.as_deref(), Some(Control::Hello { .. })) && p.subflow == SubflowId(0) {
                 hellos += 1;
                 match hellos {
                     1 => continue, // lost

@@ -28,18 +28,21 @@ fn keys_on_the_first_subflow_then_authenticated_joins() {
     a.write(b"hello");
     let hello = deliver(&mut a, &mut b);
     assert_eq!(hello.len(), 1, "only the first subflow opens: {hello:?}");
-    assert!(matches!(hello[0].control, Some(Control::Hello { key: 0x1111 })));
+    assert!(matches!(hello[0].control.as_deref(), Some(Control::Hello { key: 0x1111 })));
     assert_eq!(hello[0].cid, 0, "the server's token is not known yet");
     let reply = deliver(&mut b, &mut a);
-    assert!(matches!(reply[0].control, Some(Control::HelloReply { key: 0x2222 })));
+    assert!(matches!(reply[0].control.as_deref(), Some(Control::HelloReply { key: 0x2222 })));
     assert_eq!(reply[0].cid, token(&RustCrypto, 0x1111), "packets to the client carry its token");
     // Data on the first subflow carries both keys; the others join.
     let next = deliver(&mut a, &mut b);
     assert!(next.iter().all(|p| p.cid == b.token()));
     let data = next.iter().find(|p| p.subflow == SubflowId(0)).expect("data on subflow 0");
-    assert_eq!(data.control, Some(Control::Establish { client_key: 0x1111, server_key: 0x2222 }));
-    let joins: Vec<u8> =
-        next.iter().filter(|p| matches!(p.control, Some(Control::Join { .. }))).map(|p| p.subflow.0).collect();
+    assert_eq!(data.control.as_deref(), Some(&Control::Establish { client_key: 0x1111, server_key: 0x2222 }));
+    let joins: Vec<u8> = next
+        .iter()
+        .filter(|p| matches!(p.control.as_deref(), Some(Control::Join { .. })))
+        .map(|p| p.subflow.0)
+        .collect();
     assert_eq!(joins, [1, 2]);
     for _ in 0..4 {
         deliver(&mut b, &mut a);
@@ -68,12 +71,12 @@ fn a_forged_join_is_refused() {
         cid,
         subflow: SubflowId(7),
         frame: Frame::Data(DataFrame { pn, pn_floor: 0, dsn, len, payload: vec![0xee; len as usize] }),
-        control: Some(control),
+        control: Some(Box::new(control)),
     };
     let join = probe(0, 0, 0, Control::Join { token: cid, nonce: 42, backup: false });
     b.handle_datagram(T0, join).unwrap();
     let answers: Vec<Packet> = std::iter::from_fn(|| b.poll_transmit(T0)).collect();
-    assert!(matches!(answers.as_slice(), [p] if matches!(p.control, Some(Control::JoinReply { .. }))));
+    assert!(matches!(answers.as_slice(), [p] if matches!(p.control.as_deref(), Some(Control::JoinReply { .. }))));
     let taken = |r: Result<bool, _>| r.expect("well-formed");
     assert!(!taken(b.handle_datagram(T0, probe(1, 0, 100, Control::JoinAck { mac: [7; 32] }))), "ignored");
     assert!(!taken(b.handle_datagram(T0, probe(2, 100, 100, Control::Establish { client_key: 1, server_key: 2 }))));
@@ -102,7 +105,8 @@ fn a_replayed_join_is_refused() {
         deliver(&mut b, &mut a);
     }
     assert!(b.subflow_stats(1).unwrap().established, "the real join worked");
-    let find = |f: fn(&Control) -> bool| recorded.iter().find(|p| p.control.as_ref().is_some_and(f)).cloned().unwrap();
+    let find =
+        |f: fn(&Control) -> bool| recorded.iter().find(|p| p.control.as_deref().is_some_and(f)).cloned().unwrap();
     let (mut join, mut join_ack) =
         (find(|c| matches!(c, Control::Join { .. })), find(|c| matches!(c, Control::JoinAck { .. })));
     assert_eq!((join.subflow, join_ack.subflow), (SubflowId(1), SubflowId(1)));
@@ -128,7 +132,7 @@ fn a_forged_join_reply_closes_the_subflow() {
     deliver(&mut a, &mut b);
     deliver(&mut b, &mut a);
     let sent = deliver(&mut a, &mut b);
-    assert!(sent.iter().any(|p| matches!(p.control, Some(Control::Join { .. }))));
+    assert!(sent.iter().any(|p| matches!(p.control.as_deref(), Some(Control::Join { .. }))));
     let forged = Packet {
         cid: 0,
         subflow: SubflowId(1),
@@ -139,7 +143,7 @@ fn a_forged_join_reply_closes_the_subflow() {
             data_ack: 0,
             window_end: 1 << 20,
         }),
-        control: Some(Control::JoinReply { mac: [0; 8], nonce: 5 }),
+        control: Some(Box::new(Control::JoinReply { mac: [0; 8], nonce: 5 })),
     };
     a.handle_datagram(T0, forged).unwrap();
     assert!(!a.subflow_stats(1).unwrap().established);
@@ -164,7 +168,7 @@ fn a_half_open_join_gives_its_slot_back() {
         cid,
         subflow: SubflowId(1),
         frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }),
-        control: Some(Control::Join { token: cid, nonce: 42, backup: false }),
+        control: Some(Box::new(Control::Join { token: cid, nonce: 42, backup: false })),
     };
     assert!(b.handle_datagram(T0, forged.clone()).unwrap(), "a join is taken (and answered)");
     while b.poll_transmit(T0).is_some() {}
@@ -192,7 +196,9 @@ fn a_joining_subflow_takes_nothing_before_the_reply() {
     deliver(&mut a, &mut b); // Hello
     deliver(&mut b, &mut a); // HelloReply
     let sent = deliver(&mut a, &mut b); // data with Establish, and the Join
-    assert!(sent.iter().any(|p| p.subflow == SubflowId(1) && matches!(p.control, Some(Control::Join { .. }))));
+    assert!(sent
+        .iter()
+        .any(|p| p.subflow == SubflowId(1) && matches!(p.control.as_deref(), Some(Control::Join { .. }))));
     let forged = Packet {
         cid: a.token(),
         subflow: SubflowId(1),
@@ -217,7 +223,7 @@ fn a_second_hello_opens_a_subflow_only_with_the_connections_key() {
         cid: server,
         subflow: SubflowId(slot),
         frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: Vec::new() }),
-        control: Some(Control::Hello { key }),
+        control: Some(Box::new(Control::Hello { key })),
     };
     let (same, other) = (hello(0x1111, 1), hello(0x7777, 2));
     assert_eq!(b.handle_datagram(T0, other), Ok(false), "another key");
@@ -225,7 +231,8 @@ fn a_second_hello_opens_a_subflow_only_with_the_connections_key() {
     assert_eq!(b.handle_datagram(T0, same), Ok(true), "the connection's key");
     assert_eq!(b.subflow_count(), 2);
     // The same from the server's side to the client: refused.
-    let to_client = Packet { cid: a.token(), control: Some(Control::Hello { key: 0x2222 }), ..hello(0x2222, 3) };
+    let to_client =
+        Packet { cid: a.token(), control: Some(Box::new(Control::Hello { key: 0x2222 })), ..hello(0x2222, 3) };
     assert_eq!(a.handle_datagram(T0, to_client), Ok(false));
     assert_eq!(a.subflow_count(), 1);
 }
@@ -242,7 +249,7 @@ fn a_hello_may_open_a_slot_given_back() {
         cid,
         subflow: SubflowId(1),
         frame: data(),
-        control: Some(Control::Join { token: cid, nonce: 42, backup: false }),
+        control: Some(Box::new(Control::Join { token: cid, nonce: 42, backup: false })),
     };
     assert!(b.handle_datagram(T0, join).unwrap());
     while b.poll_transmit(T0).is_some() {}
@@ -252,7 +259,7 @@ fn a_hello_may_open_a_slot_given_back() {
         cid,
         subflow: SubflowId(slot),
         frame: data(),
-        control: Some(Control::Hello { key: 0x1111 }),
+        control: Some(Box::new(Control::Hello { key: 0x1111 })),
     };
     assert_eq!(b.handle_datagram(expiry, hello(1)), Ok(true), "the vacant slot opens");
     b.remove_subflow(SubflowId(1));

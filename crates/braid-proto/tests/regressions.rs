@@ -348,7 +348,7 @@ fn a_subflow_removed_before_joining_never_joins() {
     assert!(sent.iter().all(|p| p.subflow.0 != 4));
     let joins: Vec<u8> = sent
         .iter()
-        .filter(|p| matches!(p.control, Some(braid_proto::Control::Join { .. })))
+        .filter(|p| matches!(p.control.as_deref(), Some(braid_proto::Control::Join { .. })))
         .map(|p| p.subflow.0)
         .collect();
     assert_eq!(joins, [1, 2, 3], "the other subflows join");

@@ -102,7 +102,7 @@ impl Connection {
     /// Connection-level controls in a received packet: the end of the
     /// peer's stream, a reset, address advertisements.
     pub(super) fn on_connection_control(&mut self, packet: &Packet) {
-        match &packet.control {
+        match packet.control.as_deref() {
             // The first FIN stands; one below what already arrived is bogus.
             Some(Control::DataFin { dsn }) if self.fin.peer.is_none() && *dsn >= self.recv.data_ack() => {
                 self.fin.peer = Some(*dsn);

@@ -213,7 +213,7 @@ impl Connection {
     fn client_handshake(&mut self, now: Instant, i: usize, packet: &Packet) -> Verdict {
         let crypto = Arc::clone(&self.session.crypto);
         let local_key = self.session.local_key;
-        match (&self.subflows[i].join, &packet.control, &packet.frame) {
+        match (&self.subflows[i].join, packet.control.as_deref(), &packet.frame) {
             (JoinState::Hello, Some(Control::HelloReply { key }), Frame::Ack(_))
                 if self.session.remote_key().is_some_and(|k| k != *key) =>
             {
@@ -258,7 +258,7 @@ impl Connection {
     fn server_handshake(&mut self, now: Instant, i: usize, packet: &Packet) -> Verdict {
         let crypto = Arc::clone(&self.session.crypto);
         let local_key = self.session.local_key;
-        match (&self.subflows[i].join, &packet.control) {
+        match (&self.subflows[i].join, packet.control.as_deref()) {
             // A (repeated) Hello: answer with our key.
             (JoinState::AwaitEstablish, Some(Control::Hello { key })) => {
                 if self.session.remote_key().is_some_and(|k| k != *key) {
@@ -316,7 +316,7 @@ impl Connection {
         if self.session.side != Side::Server || !matches!(packet.frame, Frame::Data(_)) {
             return false;
         }
-        let state = match (&packet.control, self.session.remote_key()) {
+        let state = match (packet.control.as_deref(), self.session.remote_key()) {
             (Some(Control::Hello { key }), k) if k.is_none_or(|k| k == *key) => JoinState::AwaitEstablish,
             (Some(Control::Join { token, nonce, .. }), Some(client_key)) if *token == self.session.local_token() => {
                 let server_nonce = self.session.next_nonce();
@@ -327,7 +327,7 @@ impl Connection {
                     server_nonce,
                     *nonce,
                 ));
-                self.open_slot(i, matches!(packet.control, Some(Control::Join { backup: true, .. })));
+                self.open_slot(i, matches!(packet.control.as_deref(), Some(Control::Join { backup: true, .. })));
                 // As long as a path may be down before the connection gives
                 // up: a client whose JoinAck was lost in an outage re-sends
                 // it, and a slot forgotten by then would never open.

@@ -47,7 +47,12 @@ impl Connection {
             window_end: self.recv.window_end(),
         };
         let control = Some(Control::Reset { code });
-        Some(Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame: Frame::Ack(frame), control })
+        Some(Packet {
+            cid: self.session.remote_token(),
+            subflow: Self::id(i),
+            frame: Frame::Ack(frame),
+            control: control.map(Box::new),
+        })
     }
 
     pub(super) fn poll_ack(&mut self, now: Instant) -> Option<Packet> {
@@ -62,7 +67,12 @@ impl Connection {
             window_end: self.advertised_window_end,
         };
         let control = self.subflows[i].reply.take().or_else(|| self.connection_control());
-        Some(Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame: Frame::Ack(frame), control })
+        Some(Packet {
+            cid: self.session.remote_token(),
+            subflow: Self::id(i),
+            frame: Frame::Ack(frame),
+            control: control.map(Box::new),
+        })
     }
 
     pub(super) fn window_space(&self, i: usize, len: u32) -> bool {
@@ -363,6 +373,6 @@ impl Connection {
         };
         let control = self.handshake_control(i, pn, len == 0).or_else(|| self.connection_control());
         let frame = Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload });
-        Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame, control }
+        Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame, control: control.map(Box::new) }
     }
 }

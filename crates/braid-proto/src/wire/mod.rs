@@ -158,7 +158,7 @@ pub fn encode(packet: &Packet, out: &mut Vec<u8>) {
     out.push(flags);
     out.extend_from_slice(&packet.cid.to_be_bytes());
     out.push(packet.subflow.0);
-    if let Some(c) = &packet.control {
+    if let Some(c) = packet.control.as_deref() {
         encode_control(c, out);
     }
     match &packet.frame {
@@ -181,7 +181,7 @@ pub fn encode(packet: &Packet, out: &mut Vec<u8>) {
             varint::put(out, a.window_end);
         }
     }
-    if matches!(packet.control, Some(Control::Hello { .. })) && out.len() - start < HELLO_LEN {
+    if matches!(packet.control.as_deref(), Some(Control::Hello { .. })) && out.len() - start < HELLO_LEN {
         out.resize(start + HELLO_LEN, 0);
     }
 }
@@ -296,7 +296,7 @@ pub fn decode(bytes: &[u8]) -> Result<Packet, DecodeError> {
     if rest.iter().any(|&b| b != 0) {
         return Err(DecodeError::TrailingBytes);
     }
-    let packet = Packet { cid: header.cid(), subflow: header.subflow(), frame, control };
+    let packet = Packet { cid: header.cid(), subflow: header.subflow(), frame, control: control.map(Box::new) };
     packet.check().map_err(DecodeError::Invalid)?;
     Ok(packet)
 }
