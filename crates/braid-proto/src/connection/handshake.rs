@@ -134,6 +134,12 @@ pub(super) enum Verdict {
     Drop,
 }
 
+/// Client: subflow `s` has a confirmation (Establish, JoinAck) that no
+/// packet carried yet; it goes out on a probe of its own.
+pub(super) fn confirmation_due(s: &Subflow) -> bool {
+    matches!(s.join, JoinState::Confirm { first_pn: None, .. })
+}
+
 impl Connection {
     /// Client: the first subflow opened starts at once, opening the
     /// connection (`Hello`); once one subflow is established, every other
@@ -182,12 +188,6 @@ impl Connection {
             }
             _ => None,
         }
-    }
-
-    /// Client: subflow `i` has a confirmation (Establish, JoinAck) that no
-    /// packet carried yet; it goes out on a probe of its own.
-    pub(super) fn confirmation_due(&self, i: usize) -> bool {
-        matches!(self.subflows[i].join, JoinState::Confirm { first_pn: None, .. })
     }
 
     /// Client: an acknowledgement on subflow `i` acknowledged packets up to

@@ -2,6 +2,7 @@
 //! due acknowledgements, joins and probes, a subflow's own retransmissions,
 //! then data the scheduler places (reinjections first, then new data).
 
+use super::handshake::confirmation_due;
 use super::timer::Timer;
 use super::Connection;
 use crate::packet::{AckFrame, Control, DataFrame, Frame, Packet};
@@ -15,24 +16,47 @@ impl Connection {
         if self.error.is_some() {
             return self.poll_reset();
         }
-        if let Some(p) = self.poll_ack(now) {
-            return Some(p);
+        // One pass over the subflows on every transmit opportunity: the
+        // first acknowledgement due goes out at once, and probes and a
+        // subflow's own retransmissions are looked for only if one is owed.
+        let mut owed = false;
+        for (i, s) in self.subflows.iter().enumerate() {
+            if !s.is_open() {
+                continue;
+            }
+            if s.receiver.ack_due(now) {
+                return Some(self.send_ack(i));
+            }
+            owed |= s.probe_pending || !s.retransmit.is_empty() || confirmation_due(s);
         }
+        // A join started now owes its opening probe.
+        owed |= self.unjoined != 0;
         self.start_joins();
+        if owed || self.fin_probe_due() {
+            if let Some(p) = self.poll_probe(now) {
+                return Some(p);
+            }
+            if let Some(p) = self.poll_retransmission(now) {
+                return Some(p);
+            }
+        }
+        self.poll_scheduled(now)
+    }
+
+    /// A subflow's opening probe, a confirmation that no packet carried
+    /// yet, or the probe that carries our FIN.
+    fn poll_probe(&mut self, now: Instant) -> Option<Packet> {
         let fin_probe_due = self.fin_probe_due();
         for i in 0..self.subflows.len() {
             let s = &self.subflows[i];
             let fin_probe = fin_probe_due && s.usable();
-            if s.is_open() && (s.probe_pending || self.confirmation_due(i) || fin_probe) {
+            if s.is_open() && (s.probe_pending || confirmation_due(s) || fin_probe) {
                 self.subflows[i].probe_pending = false;
                 self.fin.probed |= fin_probe;
                 return Some(self.send_data(now, i, self.send.nxt(), 0));
             }
         }
-        if let Some(p) = self.poll_retransmission(now) {
-            return Some(p);
-        }
-        self.poll_scheduled(now)
+        None
     }
 
     /// After a local reset: one packet telling the peer, then nothing.
@@ -46,17 +70,12 @@ impl Connection {
             data_ack: self.data_ack_to_send(),
             window_end: self.recv.window_end(),
         };
-        let control = Some(Control::Reset { code });
-        Some(Packet {
-            cid: self.session.remote_token(),
-            subflow: Self::id(i),
-            frame: Frame::Ack(frame),
-            control: control.map(Box::new),
-        })
+        let control = Some(Box::new(Control::Reset { code }));
+        Some(Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame: Frame::Ack(frame), control })
     }
 
-    pub(super) fn poll_ack(&mut self, now: Instant) -> Option<Packet> {
-        let i = self.subflows.iter().position(|s| s.is_open() && s.receiver.ack_due(now))?;
+    /// The acknowledgement due on subflow `i`.
+    fn send_ack(&mut self, i: usize) -> Packet {
         let (cumulative, sack, sack_len) = self.subflows[i].receiver.take_ack();
         self.advertised_window_end = self.recv.window_end();
         let frame = AckFrame {
@@ -67,12 +86,12 @@ impl Connection {
             window_end: self.advertised_window_end,
         };
         let control = self.subflows[i].reply.take().or_else(|| self.connection_control());
-        Some(Packet {
+        Packet {
             cid: self.session.remote_token(),
             subflow: Self::id(i),
             frame: Frame::Ack(frame),
             control: control.map(Box::new),
-        })
+        }
     }
 
     pub(super) fn window_space(&self, i: usize, len: u32) -> bool {
