@@ -23,12 +23,22 @@ pub enum Event {
     CrossSend { source: u32 },
 }
 
-/// One queued event, ordered by `key`: the time in nanoseconds in the high
-/// 64 bits and the insertion sequence in the low 64, so one integer
-/// comparison orders by (time, seq).
+/// Keys order events by (time, insertion sequence) in one integer
+/// comparison: the time in nanoseconds in the high 64 bits, the sequence
+/// number in the next 32, and in the low 32 the link of an arrival (0 for
+/// other events). Sequence numbers are unique among pending events, so the
+/// low bits never decide the order; an arrival is its key alone, 16 bytes,
+/// which its heap moves at every sift.
+type Key = u128;
+
+fn key_time(key: Key) -> u64 {
+    (key >> 64) as u64
+}
+
+/// Any other event, with its key.
 #[derive(Debug)]
 struct Entry {
-    key: u128,
+    key: Key,
     event: Event,
 }
 
@@ -58,29 +68,64 @@ impl Ord for Entry {
 /// its cache lines stay warm, whatever the number of flows; the next event
 /// is the earlier of the two heads. Keys are unique, so the order is the
 /// same as one heap's.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct EventQueue {
-    arrivals: BinaryHeap<Reverse<Entry>>,
+    arrivals: BinaryHeap<Reverse<Key>>,
     others: BinaryHeap<Reverse<Entry>>,
-    seq: u64,
+    /// The last sequence number given out.
+    seq: u32,
+    /// When `seq` reaches this, the pending events are numbered afresh.
+    seq_limit: u32,
     /// Whether the last peeked event heads `others`.
     next_is_other: bool,
 }
 
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self::with_seq_limit(u32::MAX)
+    }
+}
+
 impl EventQueue {
-    /// The key of an event at `time` scheduled now.
-    fn key(&mut self, time: Instant) -> u128 {
-        self.seq += 1;
-        u128::from(time.as_nanos()) << 64 | u128::from(self.seq)
+    fn with_seq_limit(seq_limit: u32) -> Self {
+        EventQueue { arrivals: BinaryHeap::new(), others: BinaryHeap::new(), seq: 0, seq_limit, next_is_other: false }
     }
 
+    /// The key of an event at `time` scheduled now, without its low bits.
+    fn key(&mut self, time: Instant) -> Key {
+        if self.seq >= self.seq_limit {
+            self.renumber();
+        }
+        self.seq += 1;
+        Key::from(time.as_nanos()) << 64 | Key::from(self.seq) << 32
+    }
+
+    /// Numbers the pending events 1, 2, ... in their order, so sequence
+    /// numbers never wrap (after 4 billion events scheduled, a long run's
+    /// worth: about once per 1.3 billion packets).
+    #[cold]
+    #[inline(never)]
+    fn renumber(&mut self) {
+        let mut keys: Vec<(Key, Option<Event>)> = self.arrivals.drain().map(|k| (k.0, None)).collect();
+        keys.extend(self.others.drain().map(|e| (e.0.key, Some(e.0.event))));
+        keys.sort_unstable_by_key(|&(key, _)| key);
+        for (seq, (key, event)) in (1u32..).zip(keys) {
+            let key = key & !(Key::from(u32::MAX) << 32) | Key::from(seq) << 32;
+            match event {
+                None => self.arrivals.push(Reverse(key)),
+                Some(event) => self.others.push(Reverse(Entry { key, event })),
+            }
+            self.seq = seq;
+        }
+    }
+
+    #[inline]
     pub fn push(&mut self, time: Instant, event: Event) {
         let key = self.key(time);
-        let heap = match event {
-            Event::Arrive { .. } => &mut self.arrivals,
-            _ => &mut self.others,
-        };
-        heap.push(Reverse(Entry { key, event }));
+        match event {
+            Event::Arrive { link } => self.arrivals.push(Reverse(key | Key::from(link))),
+            _ => self.others.push(Reverse(Entry { key, event })),
+        }
     }
 
     #[cfg(test)]
@@ -88,16 +133,6 @@ impl EventQueue {
         let next = self.peek_until(Instant::from_nanos(u64::MAX))?;
         self.remove_next();
         Some(next)
-    }
-
-    /// The heap holding the event [`peek_until`] returned.
-    ///
-    /// [`peek_until`]: EventQueue::peek_until
-    fn next_heap(&mut self) -> &mut BinaryHeap<Reverse<Entry>> {
-        match self.next_is_other {
-            true => &mut self.others,
-            false => &mut self.arrivals,
-        }
     }
 
     /// The next event if it is due at or before `until`, left in the queue:
@@ -110,19 +145,23 @@ impl EventQueue {
     /// [`reschedule_next`]: EventQueue::reschedule_next
     #[inline]
     pub fn peek_until(&mut self, until: Instant) -> Option<(Instant, Event)> {
-        let next = match (self.arrivals.peek(), self.others.peek()) {
-            (Some(a), Some(o)) if o.0.key < a.0.key => &o.0,
-            (Some(a), _) => &a.0,
-            (None, o) => &o?.0,
+        let (key, event) = match (self.arrivals.peek(), self.others.peek()) {
+            (Some(a), Some(o)) if o.0.key < a.0 => (o.0.key, o.0.event),
+            (Some(a), _) => (a.0, Event::Arrive { link: a.0 as u32 }),
+            (None, o) => o.map(|o| (o.0.key, o.0.event))?,
         };
-        let (time, event) = ((next.key >> 64) as u64, next.event);
         // Only arrivals are in `arrivals`.
         self.next_is_other = !matches!(event, Event::Arrive { .. });
+        let time = key_time(key);
         (time <= until.as_nanos()).then_some((Instant::from_nanos(time), event))
     }
 
     pub fn remove_next(&mut self) {
-        self.next_heap().pop();
+        if self.next_is_other {
+            self.others.pop();
+        } else {
+            self.arrivals.pop();
+        }
     }
 
     /// Moves the next event to `time` (not earlier than its current time),
@@ -130,9 +169,15 @@ impl EventQueue {
     /// heap instead of a pop and a push.
     pub fn reschedule_next(&mut self, time: Instant) {
         let key = self.key(time);
-        let mut next = self.next_heap().peek_mut().expect("an event to reschedule");
-        debug_assert!(key > next.0.key, "events only move later");
-        next.0.key = key;
+        if self.next_is_other {
+            let mut next = self.others.peek_mut().expect("an event to reschedule");
+            debug_assert!(key > next.0.key, "events only move later");
+            next.0.key = key;
+        } else {
+            let mut next = self.arrivals.peek_mut().expect("an event to reschedule");
+            debug_assert!(key > next.0, "events only move later");
+            next.0 = key | next.0 & Key::from(u32::MAX);
+        }
     }
 }
 
@@ -175,13 +220,18 @@ mod tests {
     }
 
     /// Against one sorted list, under random pushes of both kinds, removals
-    /// and reschedules: the same events in the same order.
+    /// and reschedules: the same events in the same order; also when
+    /// sequence numbers run out every few events and are given out afresh.
     #[test]
     fn two_heaps_keep_one_order() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        for _ in 0..200 {
-            let (mut q, mut model) = (EventQueue::default(), Vec::<(u64, u64, Event)>::new());
+        for round in 0..400 {
+            let q = match round % 2 {
+                0 => EventQueue::default(),
+                _ => EventQueue::with_seq_limit(rng.gen_range(1..40)),
+            };
+            let (mut q, mut model) = (q, Vec::<(u64, u64, Event)>::new());
             let (mut seq, mut now) = (0u64, 0u64);
             for _ in 0..rng.gen_range(1..300) {
                 match rng.gen_range(0..4) {
