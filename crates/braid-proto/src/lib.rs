@@ -13,6 +13,7 @@ mod config;
 mod connection;
 pub mod crypto;
 pub mod endpoint;
+mod intervals;
 pub mod packet;
 pub mod path_manager;
 pub mod prefetch;

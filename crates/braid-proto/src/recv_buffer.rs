@@ -24,10 +24,12 @@
 //! data counts as missing again, and the sender's connection-level
 //! retransmission timer re-sends it.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
-/// Bookkeeping charged per out-of-order interval (a B-tree slot), for the
-/// memory bound.
+use crate::intervals::Intervals;
+
+/// Bookkeeping charged per out-of-order interval (at most a B-tree slot),
+/// for the memory bound.
 pub const INTERVAL_COST: u64 = 64;
 /// Intervals always allowed, however small the buffer.
 const MIN_INTERVALS: u64 = 32;
@@ -41,7 +43,7 @@ pub struct RecvBuffer {
     read: u64,
     /// Out-of-order intervals that arrived, start -> end: disjoint, not
     /// touching each other, above `next`.
-    ooo: BTreeMap<u64, u64>,
+    ooo: Intervals,
     ooo_bytes: u64,
     /// Byte `read + k` at index `k`, once any real byte arrived; empty while
     /// the stream is synthetic.
@@ -57,7 +59,7 @@ impl RecvBuffer {
             capacity,
             next: 0,
             read: 0,
-            ooo: BTreeMap::new(),
+            ooo: Intervals::default(),
             ooo_bytes: 0,
             bytes: VecDeque::new(),
             real: false,
@@ -106,13 +108,13 @@ impl RecvBuffer {
         if payload.is_some() && !self.real {
             // The first real byte: earlier synthetic bytes become zeros.
             self.real = true;
-            let held = self.ooo.last_key_value().map_or(self.next, |(_, &e)| e);
+            let held = self.ooo.last().map_or(self.next, |(_, e)| e);
             reserve_to(&mut self.bytes, self.read, held);
         }
         if start == self.next {
             return self.fill_next(start, end, dsn, payload);
         }
-        let (lo, top) = self.ooo.last_key_value().map_or((start, self.next), |(&s, &e)| (s, e));
+        let (lo, top) = self.ooo.last().unwrap_or((start, self.next));
         if start > top {
             // Above every interval held and touching none: typically the
             // next segment of a subflow ahead of the others.
@@ -137,7 +139,7 @@ impl RecvBuffer {
                 if self.real {
                     store(&mut self.bytes, self.read, top, end, dsn, payload);
                 }
-                *self.ooo.last_entry().expect("the highest interval").get_mut() = end;
+                self.ooo.set_last_end(end);
                 self.ooo_bytes += new;
             }
             self.debug_check(lo);
@@ -145,10 +147,10 @@ impl RecvBuffer {
         }
         // The intervals this one overlaps or touches start from `lo`; the
         // gaps between them are new.
-        let lo = self.ooo.range(..start).next_back().filter(|(_, &e)| e >= start).map_or(start, |(&s, _)| s);
+        let lo = self.ooo.below(start).filter(|&(_, e)| e >= start).map_or(start, |(s, _)| s);
         let mut new = 0;
         let mut cursor = start;
-        let gaps = self.ooo.range(lo..=end).map(|(&s, &e)| (s, e)).chain([(end, end)]);
+        let gaps = self.ooo.starting_in(lo, end).chain([(end, end)]);
         for (s, e) in gaps {
             if s > cursor {
                 let to = s.min(end);
@@ -161,11 +163,11 @@ impl RecvBuffer {
         }
         // Everything touched merges into one interval.
         let mut merged = (start, end);
-        while let Some((&s, &e)) = self.ooo.range(lo..=end).next() {
-            self.ooo.remove(&s);
-            self.ooo_bytes -= e - s;
+        let ooo_bytes = &mut self.ooo_bytes;
+        self.ooo.remove_starting_in(lo, end, |s, e| {
+            *ooo_bytes -= e - s;
             merged = (merged.0.min(s), merged.1.max(e));
-        }
+        });
         if merged.0 == self.next {
             self.next = merged.1;
         } else {
@@ -184,12 +186,8 @@ impl RecvBuffer {
         let mut new = 0;
         let mut cursor = start;
         let mut next = end;
-        while let Some(first) = self.ooo.first_entry() {
-            let (s, e) = (*first.key(), *first.get());
-            if s > end {
-                break;
-            }
-            first.remove();
+        while let Some((s, e)) = self.ooo.first().filter(|&(s, _)| s <= end) {
+            self.ooo.pop_first();
             self.ooo_bytes -= e - s;
             if s > cursor {
                 if self.real {
@@ -225,7 +223,7 @@ impl RecvBuffer {
             dropped += e - s;
         }
         if dropped > 0 && self.real {
-            let keep = self.ooo.last_key_value().map_or(self.next, |(_, &e)| e).max(self.next) - self.read;
+            let keep = self.ooo.last().map_or(self.next, |(_, e)| e).max(self.next) - self.read;
             self.bytes.truncate(keep as usize);
         }
         self.pruned_bytes += dropped;
@@ -241,10 +239,12 @@ impl RecvBuffer {
             return;
         }
         let few = self.ooo.len() <= 64;
-        let from = if few { 0 } else { self.ooo.range(..at).nth_back(1).map_or(0, |(&s, _)| s) };
-        let mut prev_end = self.ooo.range(..from).next_back().map_or(self.next, |(_, &e)| e);
+        // From the second interval below `at`.
+        let below = |at| self.ooo.below(at).map(|(s, _)| s);
+        let from = if few { 0 } else { below(at).and_then(below).unwrap_or(0) };
+        let mut prev_end = self.ooo.below(from).map_or(self.next, |(_, e)| e);
         let mut total = 0;
-        for (&s, &e) in self.ooo.range(from..).take(if few { usize::MAX } else { 4 }) {
+        for (s, e) in self.ooo.starting_in(from, u64::MAX).take(if few { usize::MAX } else { 4 }) {
             debug_assert!(s > prev_end, "interval at {s} touches or overlaps the previous one (ends {prev_end})");
             debug_assert!(e > s, "empty interval at {s}");
             prev_end = e;
@@ -435,7 +435,7 @@ mod tests {
         assert_eq!(b.ooo_bytes(), cap);
         assert_eq!(b.pruned_bytes(), cap, "the upper half was forgotten");
         let top = 1000 + 2 * cap;
-        assert_eq!(b.ooo.last_key_value(), Some((&(top - 1), &top)), "the lowest intervals are kept");
+        assert_eq!(b.ooo.last(), Some((top - 1, top)), "the lowest intervals are kept");
         assert!(b.bytes.len() as u64 <= 2 * cap + 1, "the deque shrank with the intervals");
         // Filling the holes below them delivers the kept bytes intact.
         for k in 0..cap {
