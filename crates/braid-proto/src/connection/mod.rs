@@ -442,17 +442,20 @@ impl Connection {
     // ---- network side ----
 
     pub(super) fn refresh_path_views(&mut self) {
-        self.path_views.clear();
-        self.path_views.extend(self.subflows.iter().map(|s| PathView {
-            srtt: s.rtt.srtt(),
-            rttvar: s.rtt.rttvar(),
-            min_rtt: s.rtt.min_rtt(),
-            bytes_in_flight: s.bytes_in_flight(),
-            mss: s.mss,
-            backup: s.backup,
-            potentially_failed: s.potentially_failed(),
-            active: s.is_open(),
-        }));
+        // Overwritten in place: the subflow count rarely changes.
+        self.path_views.resize(self.subflows.len(), PathView::default());
+        for (v, s) in self.path_views.iter_mut().zip(&self.subflows) {
+            *v = PathView {
+                srtt: s.rtt.srtt(),
+                rttvar: s.rtt.rttvar(),
+                min_rtt: s.rtt.min_rtt(),
+                bytes_in_flight: s.bytes_in_flight(),
+                mss: s.mss,
+                backup: s.backup,
+                potentially_failed: s.potentially_failed(),
+                active: s.is_open(),
+            };
+        }
     }
 
     /// Right edge of the peer's receive window. Until its first ACK states

@@ -267,11 +267,12 @@ impl Connection {
     }
 
     pub(super) fn refresh_sched_views(&mut self, now: Instant) {
-        self.sched_views.clear();
+        // Overwritten in place: the subflow count rarely changes.
+        self.sched_views.resize(self.subflows.len(), SchedPath::default());
         for i in 0..self.subflows.len() {
             let paced = self.paced(now, i);
             let s = &self.subflows[i];
-            self.sched_views.push(SchedPath {
+            self.sched_views[i] = SchedPath {
                 srtt: s.rtt.srtt(),
                 rttvar: s.rtt.rttvar(),
                 cwnd: self.cc.window(i),
@@ -283,7 +284,7 @@ impl Connection {
                 active: s.is_established(),
                 paced,
                 delivery_rate: s.last_delivery_rate(),
-            });
+            };
         }
     }
 
