@@ -31,10 +31,6 @@ pub enum Event {
 /// which its heap moves at every sift.
 type Key = u128;
 
-fn key_time(key: Key) -> u64 {
-    (key >> 64) as u64
-}
-
 /// Any other event, with its key.
 #[derive(Debug)]
 struct Entry {
@@ -152,7 +148,7 @@ impl EventQueue {
         };
         // Only arrivals are in `arrivals`.
         self.next_is_other = !matches!(event, Event::Arrive { .. });
-        let time = key_time(key);
+        let time = (key >> 64) as u64;
         (time <= until.as_nanos()).then_some((Instant::from_nanos(time), event))
     }
 

@@ -208,7 +208,7 @@ pub struct Sim {
     events: EventQueue,
     links: Vec<Link<SimPacket>>,
     /// Packets in the network, by slot; links move only their handles, so a
-    /// hop touches 32 bytes of FIFO rather than the 100-byte packet. Free
+    /// hop touches 32 bytes of FIFO rather than the 112-byte packet. Free
     /// slots are reused last-freed first (warm in the cache).
     packets: Vec<Option<InFlight>>,
     free_slots: Vec<u32>,

@@ -70,8 +70,7 @@ impl Connection {
             data_ack: self.data_ack_to_send(),
             window_end: self.recv.window_end(),
         };
-        let control = Some(Box::new(Control::Reset { code }));
-        Some(Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame: Frame::Ack(frame), control })
+        Some(self.packet(i, Frame::Ack(frame), Some(Control::Reset { code })))
     }
 
     /// The acknowledgement due on subflow `i`.
@@ -86,12 +85,13 @@ impl Connection {
             window_end: self.advertised_window_end,
         };
         let control = self.subflows[i].reply.take().or_else(|| self.connection_control());
-        Packet {
-            cid: self.session.remote_token(),
-            subflow: Self::id(i),
-            frame: Frame::Ack(frame),
-            control: control.map(Box::new),
-        }
+        self.packet(i, Frame::Ack(frame), control)
+    }
+
+    /// A packet to the peer on subflow `i`.
+    #[inline]
+    fn packet(&self, i: usize, frame: Frame, control: Option<Control>) -> Packet {
+        Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame, control: control.map(Box::new) }
     }
 
     pub(super) fn window_space(&self, i: usize, len: u32) -> bool {
@@ -395,6 +395,6 @@ impl Connection {
         };
         let control = self.handshake_control(i, pn, len == 0).or_else(|| self.connection_control());
         let frame = Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload });
-        Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame, control: control.map(Box::new) }
+        self.packet(i, frame, control)
     }
 }
