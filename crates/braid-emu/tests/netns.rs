@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use braid_emu::netns::{in_netns, Netns};
 use braid_emu::plan::{client_addr, dotted, SERVER_ADDR};
 use braid_emu::{Config, Emulator, Report};
+use braid_lab::bench::stolen_cpu_ms;
 use braid_sim::loss::LossSpec;
 
 const SO_RCVBUFFORCE: libc::c_int = 33;
@@ -246,17 +247,6 @@ fn excess(mut delays: Vec<f64>, one_way_ms: f64) -> (f64, f64, usize) {
     (mean - one_way_ms, percentile(&delays, 0.99) - one_way_ms, delays.len())
 }
 
-/// CPU time (ms, summed over CPUs) the hypervisor has given to other
-/// machines since boot: the `steal` column of `/proc/stat`. `None` where
-/// the kernel does not report it.
-fn stolen_ms() -> Option<u64> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let ticks: u64 = stat.lines().next()?.split_whitespace().nth(8)?.parse().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    Some(ticks * 1000 / hz)
-}
-
 /// A miss during which the hypervisor stole more CPU than this is the
 /// host's, not the emulator's: on this 2-core virtual machine runs with
 /// 0-20 ms stolen meet every target, and p99 misses of 1-5 ms came with
@@ -266,9 +256,9 @@ const STEAL_LIMIT_MS: u64 = 20;
 /// Waits up to 10 s for a second in which the hypervisor stole nothing.
 fn wait_for_quiet_host() {
     for _ in 0..10 {
-        let Some(before) = stolen_ms() else { return };
+        let Some(before) = stolen_cpu_ms() else { return };
         std::thread::sleep(Duration::from_secs(1));
-        if stolen_ms().is_some_and(|after| after == before) {
+        if stolen_cpu_ms().is_some_and(|after| after == before) {
             return;
         }
     }
@@ -284,9 +274,9 @@ fn attempts(what: &str, mut f: impl FnMut() -> Result<String, String>) {
     let mut misses = vec![];
     for k in 1..=8 {
         wait_for_quiet_host();
-        let before = stolen_ms();
+        let before = stolen_cpu_ms();
         let result = f();
-        let stolen = before.zip(stolen_ms()).map_or(0, |(b, a)| a.saturating_sub(b));
+        let stolen = before.zip(stolen_cpu_ms()).map_or(0, |(b, a)| a.saturating_sub(b));
         match result {
             Ok(line) => {
                 eprintln!("{what}: attempt {k}: {line} ({stolen} ms stolen)");

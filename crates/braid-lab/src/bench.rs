@@ -43,6 +43,10 @@ pub struct Measurement {
     pub events: u64,
     /// Packets the endpoints sent (data and ACKs) in the window.
     pub endpoint_packets: u64,
+    /// CPU time the hypervisor gave to other machines during the window
+    /// (see [`stolen_cpu_ms`]): a figure measured while it was more than a
+    /// few per cent of the window is the host's as much as Braid's.
+    pub stolen_ms: Option<u64>,
 }
 
 impl Measurement {
@@ -68,11 +72,12 @@ pub fn measure(scenario: &Scenario, warmup: Duration, duration: Duration) -> Res
     let mut none = None::<Recorder>;
     runner.advance(Instant::ZERO + warmup, &mut none);
     let (d0, e0, p0) = counters(&runner, scenario);
-    let t0 = CpuClock::start();
+    let (t0, stolen0) = (CpuClock::start(), stolen_cpu_ms());
     runner.advance(Instant::ZERO + warmup + duration, &mut none);
     let cpu_s = t0.elapsed_s();
+    let stolen_ms = stolen0.zip(stolen_cpu_ms()).map(|(a, b)| b.saturating_sub(a));
     let (d1, e1, p1) = counters(&runner, scenario);
-    Ok(Measurement { cpu_s, delivered_packets: d1 - d0, events: e1 - e0, endpoint_packets: p1 - p0 })
+    Ok(Measurement { cpu_s, delivered_packets: d1 - d0, events: e1 - e0, endpoint_packets: p1 - p0, stolen_ms })
 }
 
 /// The calling thread's CPU time (Linux's `/proc/thread-self/schedstat`,
@@ -101,6 +106,23 @@ impl CpuClock {
     }
 }
 
+/// CPU time (ms, summed over this machine's CPUs) that the hypervisor has
+/// given to other virtual machines since boot: the `steal` column of
+/// Linux's `/proc/stat`. `None` where it is not available. On a shared
+/// cloud machine it marks the measurements (and timing tests) the host
+/// disturbed: while it steals, neighbours also share the caches.
+pub fn stolen_cpu_ms() -> Option<u64> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok()?;
+    steal_ms(&std::fs::read_to_string("/proc/stat").ok()?, hz)
+}
+
+/// The steal time in a `/proc/stat` text whose ticks are `hz` a second.
+fn steal_ms(stat: &str, hz: u64) -> Option<u64> {
+    let ticks: u64 = stat.lines().next()?.strip_prefix("cpu ")?.split_whitespace().nth(7)?.parse().ok()?;
+    (hz > 0).then(|| ticks * 1000 / hz)
+}
+
 /// Peak resident memory of this process so far, in bytes (Linux; `None`
 /// elsewhere).
 pub fn peak_rss_bytes() -> Option<u64> {
@@ -123,5 +145,21 @@ mod tests {
         // 100 Mbit/s for 0.5 s: about 4,300 data packets of 1448 bytes.
         assert!((3_000..4_500).contains(&m.delivered_packets), "{m:?}");
         assert!(m.events_per_packet() > 1.0 && m.endpoint_packets > m.delivered_packets, "{m:?}");
+    }
+
+    /// Steal time is the eighth value of the all-CPU line, in ticks.
+    #[test]
+    fn steal_time_is_read_from_proc_stat() {
+        let stat = "cpu  2724734 359 241166 2263406 10747 0 6366 6145 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n";
+        assert_eq!(steal_ms(stat, 100), Some(61_450));
+        assert_eq!(steal_ms(stat, 250), Some(24_580));
+        assert_eq!(steal_ms(stat, 0), None);
+        assert_eq!(steal_ms("cpu0 1 2 3 4 5 6 7 8 0 0\n", 100), None);
+        assert_eq!(steal_ms("cpu  1 2 3 4 5 6 7\n", 100), None);
+        assert_eq!(steal_ms("cpu  1 2 3 4 5 6 7 x\n", 100), None);
+        if std::path::Path::new("/proc/stat").exists() {
+            let a = stolen_cpu_ms().expect("Linux reports steal time");
+            assert!(stolen_cpu_ms().unwrap() >= a);
+        }
     }
 }

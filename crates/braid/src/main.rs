@@ -77,8 +77,9 @@ enum Command {
         Without arguments: the series of the README. The two-path default (30 simulated seconds),\n\
         then N = 10, 100, 1000, 10000 two-subflow LIA flows on one dumbbell bottleneck of\n\
         N x 10 Mbit/s (20 ms RTT), each measured after a warm-up and in its own process:\n\
-        CPU ns per delivered data packet (best of --repeat), simulator events per packet\n\
-        and peak resident memory.\n\n\
+        CPU ns per delivered data packet (best of --repeat), simulator events per packet,\n\
+        peak resident memory, and the CPU time a hypervisor stole meanwhile (Linux's steal\n\
+        time: on a shared cloud machine, a point measured while it was high is noisy).\n\n\
         With FILE: that scenario's whole run, --repeat times.\n\
         With --flows N: one point of the series (what the series runs in each child process).")]
     Bench {
@@ -295,7 +296,7 @@ fn cmd_bench_point(
     }
     let m = best.expect("at least one repeat");
     emit(&format!(
-        "flows={} simulated_s={:.3} delivered_pkts={} events={} cpu_s={:.4} ns_per_pkt={:.1} events_per_pkt={:.2} peak_rss_mb={:.1}\n",
+        "flows={} simulated_s={:.3} delivered_pkts={} events={} cpu_s={:.4} ns_per_pkt={:.1} events_per_pkt={:.2} peak_rss_mb={:.1} stolen_ms={}\n",
         flows.map_or("two-path".into(), |n| n.to_string()),
         window.as_nanos() as f64 / 1e9,
         m.delivered_packets,
@@ -303,17 +304,33 @@ fn cmd_bench_point(
         m.cpu_s,
         m.ns_per_packet(),
         m.events_per_packet(),
-        bench::peak_rss_bytes().unwrap_or(0) as f64 / 1e6
+        bench::peak_rss_bytes().unwrap_or(0) as f64 / 1e6,
+        m.stolen_ms.map_or("-".into(), |ms| ms.to_string())
     ));
     Ok(())
+}
+
+/// A point line's `stolen_ms` as a share of its `cpu_s` (over every repeat's
+/// window the best one ran in).
+fn stolen_share(line: &str) -> String {
+    let field = |k: &str| point_field(line, k)?.parse::<f64>().ok();
+    match (field("stolen_ms"), field("cpu_s")) {
+        (Some(ms), Some(cpu)) if cpu > 0.0 => format!("{:.1}%", ms / 1e3 / cpu * 100.0),
+        _ => "-".into(),
+    }
+}
+
+/// The value of `key` in a point line (`key=value ...`).
+fn point_field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.split_whitespace().find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
 }
 
 /// The series, each point in a child process so its peak memory is its own.
 fn cmd_bench_series(ack_every: u32, duration: Option<Duration>, repeat: u32) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the braid executable: {e}"))?;
     let mut text = format!(
-        "{:<34} {:>9} {:>12} {:>10} {:>11} {:>9}\n",
-        "experiment", "sim s", "data pkts", "ns/pkt", "events/pkt", "peak MB"
+        "{:<34} {:>9} {:>12} {:>10} {:>11} {:>9} {:>9}\n",
+        "experiment", "sim s", "data pkts", "ns/pkt", "events/pkt", "peak MB", "stolen"
     );
     for flows in std::iter::once(None).chain(SERIES.map(Some)) {
         let mut cmd = std::process::Command::new(&exe);
@@ -331,21 +348,23 @@ fn cmd_bench_series(ack_every: u32, duration: Option<Duration>, repeat: u32) -> 
             return Err(format!("bench point failed: {}", String::from_utf8_lossy(&out.stderr)));
         }
         eprint!("{line}");
-        let field =
-            |k: &str| line.split_whitespace().find_map(|kv| kv.strip_prefix(k)?.strip_prefix('=')).unwrap_or("-");
+        let field = |k: &str| point_field(&line, k).unwrap_or("-");
         let label = match flows {
             Some(n) => format!("dumbbell {n} flows (ack every {ack_every})"),
             None => "two-path default (ack every 2nd)".to_string(),
         };
         text += &format!(
-            "{label:<34} {:>9} {:>12} {:>10} {:>11} {:>9}\n",
+            "{label:<34} {:>9} {:>12} {:>10} {:>11} {:>9} {:>9}\n",
             field("simulated_s"),
             field("delivered_pkts"),
             field("ns_per_pkt"),
             field("events_per_pkt"),
-            field("peak_rss_mb")
+            field("peak_rss_mb"),
+            stolen_share(&line)
         );
     }
+    text += "stolen: CPU time the hypervisor gave to other machines during the measured windows, as a share of\n\
+             the measured CPU time (over every CPU of the machine); above a few per cent the figure is the host's too.\n";
     emit(&text);
     Ok(())
 }
