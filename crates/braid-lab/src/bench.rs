@@ -18,17 +18,19 @@ use crate::scenario::{parse, Scenario};
 pub const MBIT_PER_FLOW: u64 = 10;
 
 /// The scaling series' scenario for `flows` flows, acknowledging every
-/// `ack_every`-th packet.
-pub fn dumbbell(flows: usize, ack_every: u32) -> Scenario {
+/// `ack_every`-th packet, with access links of `access_rate` (a scenario
+/// rate such as `"1000Gbit"`; the dumbbell's default when `None`).
+pub fn dumbbell(flows: usize, ack_every: u32, access_rate: Option<&str>) -> Result<Scenario, String> {
+    let access = access_rate.map_or(String::new(), |r| format!("access_rate = {r:?}\n"));
     let mut toml = format!(
-        "name = \"bench-dumbbell-{flows}\"\n[topology]\nkind = \"dumbbell\"\n\
+        "name = \"bench-dumbbell-{flows}\"\n[topology]\nkind = \"dumbbell\"\n{access}\
          [topology.bottleneck]\nrate = \"{}Mbit\"\nrtt = \"20ms\"\nqueue = \"1bdp\"\n",
         flows as u64 * MBIT_PER_FLOW
     );
     for i in 0..flows {
         toml += &format!("[[flow]]\nname = \"f{i}\"\ncc = \"lia\"\nsubflows = 2\nack_every = {ack_every}\n");
     }
-    parse(&toml, "bench").expect("the bench scenario is valid")
+    parse(&toml, "bench").map_err(|e| e.to_string())
 }
 
 /// What one measured run did.
@@ -137,11 +139,12 @@ mod tests {
 
     #[test]
     fn the_series_scales_the_bottleneck_with_the_flows() {
-        let s = dumbbell(100, 1);
+        let s = dumbbell(100, 1, None).unwrap();
         assert_eq!(s.flows.len(), 100);
         assert_eq!(s.topology.links[0].rate_bps, 1_000_000_000);
         assert!(s.flows.iter().all(|f| f.subflows.len() == 2 && f.config.ack_every == 1));
-        let m = measure(&dumbbell(10, 2), Duration::from_millis(500), Duration::from_millis(500)).unwrap();
+        let m =
+            measure(&dumbbell(10, 2, None).unwrap(), Duration::from_millis(500), Duration::from_millis(500)).unwrap();
         // 100 Mbit/s for 0.5 s: about 4,300 data packets of 1448 bytes.
         assert!((3_000..4_500).contains(&m.delivered_packets), "{m:?}");
         assert!(m.events_per_packet() > 1.0 && m.endpoint_packets > m.delivered_packets, "{m:?}");

@@ -155,7 +155,28 @@ fn errors_name_the_key_the_user_wrote() {
         (hybrid("1s", &["rate = \"10Mbit\""], "subflows = 2"), "flow[0].subflows", "dumbbell"),
         (dumbbell("core_rate = \"1Gbit\"\n"), "topology.core_rate", "hybrid-access"),
         (dumbbell("[[topology.link]]\nrate = \"1Gbit\"\n"), "topology.link", "hybrid-access"),
+        (dumbbell("access_rate = \"fast\"\n"), "topology.access_rate", "rate"),
+        (dumbbell("access_rate = \"0Gbit\"\n"), "topology.access_rate", "out of range"),
+        (
+            hybrid("1s", &["rate = \"10Mbit\""], "").replace("[topology]\n", "[topology]\naccess_rate = \"1Gbit\"\n"),
+            "topology.access_rate",
+            "dumbbell",
+        ),
     ]);
+}
+
+/// A dumbbell's access links run at `access_rate` (10 Gbit/s unless set).
+#[test]
+fn dumbbell_access_links_take_their_rate_from_the_scenario() {
+    let toml = |extra: &str| {
+        format!("[topology]\nkind = \"dumbbell\"\n{extra}[topology.bottleneck]\nrate = \"10Mbit\"\n[[flow]]\nname = \"f\"\nsubflows = 2\n")
+    };
+    let access = |toml: &str| -> Vec<u64> {
+        let s = braid_lab::parse(toml, "t").unwrap();
+        s.topology.links.iter().filter(|l| l.name.ends_with("-access")).map(|l| l.rate_bps).collect()
+    };
+    assert_eq!(access(&toml("")), vec![10_000_000_000; 2]);
+    assert_eq!(access(&toml("access_rate = \"250Gbit\"\n")), vec![250_000_000_000; 2]);
 }
 
 #[test]

@@ -184,17 +184,19 @@ pub fn hybrid_access(access: &[LinkParams], core_rate_bps: u64) -> Topology {
     t
 }
 
-/// A shared bottleneck: every path crosses `bottleneck` after a private,
-/// fast access link that adds its own round-trip delay. `paths` gives each
-/// path's name and extra RTT.
-pub fn dumbbell(bottleneck: &LinkParams, paths: &[(String, Duration)]) -> Topology {
-    const ACCESS_RATE_BPS: u64 = 10_000_000_000;
+/// The access links' rate in a dumbbell that does not set one.
+pub const DUMBBELL_ACCESS_RATE_BPS: u64 = 10_000_000_000;
+
+/// A shared bottleneck: every path crosses `bottleneck` after a private
+/// access link of `access_rate_bps` that adds its own round-trip delay.
+/// `paths` gives each path's name and extra RTT.
+pub fn dumbbell(bottleneck: &LinkParams, access_rate_bps: u64, paths: &[(String, Duration)]) -> Topology {
     let mut t = Topology::default();
     let (left, right) = (t.add_node("left"), t.add_node("right"));
     let (b_fwd, b_rev) = t.add_duplex(bottleneck, left, right);
     for (name, extra_rtt) in paths {
         let host = t.add_node(format!("{name}-host"));
-        let access = LinkParams::new(format!("{name}-access"), ACCESS_RATE_BPS, *extra_rtt, DEEP_QUEUE);
+        let access = LinkParams::new(format!("{name}-access"), access_rate_bps, *extra_rtt, DEEP_QUEUE);
         let (fwd, rev) = t.add_duplex(&access, host, left);
         t.paths.push(Path { name: name.clone(), forward: vec![fwd, b_fwd], reverse: vec![b_rev, rev] });
     }
@@ -209,7 +211,11 @@ mod tests {
     fn builders_give_walks_through_their_graphs() {
         let l = |n: &str| LinkParams::new(n, 1_000_000, Duration::from_millis(10), QueueLimit::Packets(10));
         let h = hybrid_access(&[l("L1"), l("L2")], 2_000_000_000);
-        let d = dumbbell(&l("neck"), &[("p0".into(), Duration::ZERO), ("p1".into(), Duration::from_millis(5))]);
+        let d = dumbbell(
+            &l("neck"),
+            DUMBBELL_ACCESS_RATE_BPS,
+            &[("p0".into(), Duration::ZERO), ("p1".into(), Duration::from_millis(5))],
+        );
         for t in [h, d] {
             for p in &t.paths {
                 let (from, to) = t.path_ends(p).unwrap();

@@ -5,7 +5,7 @@
 mod common;
 
 use braid_proto::{Duration, Instant};
-use braid_sim::topology::{dumbbell, hybrid_access};
+use braid_sim::topology::{dumbbell, hybrid_access, DUMBBELL_ACCESS_RATE_BPS};
 use braid_sim::{CrossTraffic, LinkParams, QueueLimit, Sim, Topology};
 use common::*;
 
@@ -63,7 +63,7 @@ fn cache_hints_leave_every_result_unchanged() {
     flows[1].wire_format = true;
     flows[2].size = Some(400_000);
     flows[3].verify_payload = true;
-    let shared = dumbbell(&neck, &paths);
+    let shared = dumbbell(&neck, DUMBBELL_ACCESS_RATE_BPS, &paths);
     // Two lossy access paths into one core link (two hops each way).
     let access = [link("wifi", 20, 30, 0.01), link("lte", 10, 60, 0.0)];
     let hybrid = hybrid_access(&access, 2_000 * MBIT);

@@ -5,7 +5,7 @@
 mod common;
 
 use braid_proto::{Duration, Instant};
-use braid_sim::topology::dumbbell;
+use braid_sim::topology::{dumbbell, DUMBBELL_ACCESS_RATE_BPS};
 use braid_sim::{Aqm, LinkParams, QueueLimit, Red, Sim};
 use common::*;
 
@@ -22,7 +22,7 @@ fn share(cc: &str, extra_ms: u64) -> f64 {
     let mut total = 0.0;
     for seed in 1..=3 {
         let flows = vec![flow("mp", cc, &[0, 1]), flow("tcp", "reno", &[2])];
-        let mut sim = Sim::new(dumbbell(&bottleneck, &paths), flows, seed).unwrap();
+        let mut sim = Sim::new(dumbbell(&bottleneck, DUMBBELL_ACCESS_RATE_BPS, &paths), flows, seed).unwrap();
         sim.run(Instant::ZERO + Duration::from_secs(60));
         let (mp, tcp) = (goodput_mbit(&sim, 0), goodput_mbit(&sim, 1));
         total += mp / (mp + tcp);

@@ -100,6 +100,10 @@ enum Command {
         /// Simulated time measured per point, after a 1 s warm-up (default: enough for about 2 M packets).
         #[arg(long, value_parser = parse_duration)]
         duration: Option<Duration>,
+        /// The series' access links' rate (a scenario rate, e.g. "1000Gbit"; default: the
+        /// dumbbell's 10 Gbit/s, slower than the bottleneck from 1,000 flows on).
+        #[arg(long, conflicts_with_all = ["file", "two_path"])]
+        access_rate: Option<String>,
     },
     Emulate(emulate::Args),
     Compare(compare::Args),
@@ -146,11 +150,16 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Bench { file: Some(file), repeat, .. } => cmd_bench_file(&file, repeat),
-        Command::Bench { two_path: true, repeat, .. } => cmd_bench_point(None, 2, None, repeat),
-        Command::Bench { flows: Some(n), repeat, ack_every, duration, .. } => {
-            cmd_bench_point(Some(n as usize), ack_every, duration, repeat)
+        Command::Bench { two_path: true, repeat, .. } => {
+            cmd_bench_point(None, &Series { ack_every: 2, duration: None, repeat, access_rate: None })
         }
-        Command::Bench { repeat, ack_every, duration, .. } => cmd_bench_series(ack_every, duration, repeat),
+        Command::Bench { flows, repeat, ack_every, duration, access_rate, .. } => {
+            let series = Series { ack_every, duration, repeat, access_rate };
+            match flows {
+                Some(n) => cmd_bench_point(Some(n as usize), &series),
+                None => cmd_bench_series(&series),
+            }
+        }
         Command::Emulate(args) => emulate::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Repro(args) => repro::run(args),
@@ -271,24 +280,31 @@ const SERIES: [usize; 4] = [10, 100, 1_000, 10_000];
 /// Data packets each point of the series measures, by default.
 const PACKETS_PER_POINT: f64 = 2e6;
 
-/// One point of the series (`flows`, or the two-path default for `None`),
-/// printed as one line `key=value ...` for the parent process.
-fn cmd_bench_point(
-    flows: Option<usize>,
+/// How the series' points run.
+struct Series {
     ack_every: u32,
+    /// Measured window per point (default: about 2 M packets).
     duration: Option<Duration>,
     repeat: u32,
-) -> Result<(), String> {
+    access_rate: Option<String>,
+}
+
+/// One point of the series (`flows`, or the two-path default for `None`),
+/// printed as one line `key=value ...` for the parent process.
+fn cmd_bench_point(flows: Option<usize>, series: &Series) -> Result<(), String> {
     let (scenario, warmup, window) = if let Some(flows) = flows {
         let pkts_per_s = (flows as u64 * bench::MBIT_PER_FLOW * 1_000_000) as f64 / 8.0 / 1500.0;
-        let window = duration.unwrap_or(Duration::from_millis((PACKETS_PER_POINT / pkts_per_s * 1e3).ceil() as u64));
-        (bench::dumbbell(flows, ack_every), Duration::from_secs(1), window)
+        let window =
+            series.duration.unwrap_or(Duration::from_millis((PACKETS_PER_POINT / pkts_per_s * 1e3).ceil() as u64));
+        let scenario = bench::dumbbell(flows, series.ack_every, series.access_rate.as_deref())
+            .map_err(|e| format!("--access-rate: {e}"))?;
+        (scenario, Duration::from_secs(1), window)
     } else {
         // The two-path default, its whole 30 s run.
         (load(&None)?, Duration::ZERO, Duration::from_secs(30))
     };
     let mut best: Option<bench::Measurement> = None;
-    for _ in 0..repeat {
+    for _ in 0..series.repeat {
         let m = bench::measure(&scenario, warmup, window).map_err(|e| e.to_string())?;
         if best.is_none_or(|b| m.cpu_s < b.cpu_s) {
             best = Some(m);
@@ -326,10 +342,13 @@ fn point_field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// The series, each point in a child process so its peak memory is its own.
-fn cmd_bench_series(ack_every: u32, duration: Option<Duration>, repeat: u32) -> Result<(), String> {
+fn cmd_bench_series(series: &Series) -> Result<(), String> {
+    let Series { ack_every, duration, repeat, .. } = *series;
+    // A bad rate is refused before the first point, not minutes into the series.
+    bench::dumbbell(1, ack_every, series.access_rate.as_deref()).map_err(|e| format!("--access-rate: {e}"))?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the braid executable: {e}"))?;
     let mut text = format!(
-        "{:<34} {:>9} {:>12} {:>10} {:>11} {:>9} {:>9}\n",
+        "{:<46} {:>9} {:>12} {:>10} {:>11} {:>9} {:>9}\n",
         "experiment", "sim s", "data pkts", "ns/pkt", "events/pkt", "peak MB", "stolen"
     );
     for flows in std::iter::once(None).chain(SERIES.map(Some)) {
@@ -342,6 +361,9 @@ fn cmd_bench_series(ack_every: u32, duration: Option<Duration>, repeat: u32) -> 
         if let (Some(d), Some(_)) = (duration, flows) {
             cmd.args(["--duration", &format!("{}ns", d.as_nanos())]);
         }
+        if let (Some(r), Some(_)) = (&series.access_rate, flows) {
+            cmd.args(["--access-rate", r]);
+        }
         let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
         let line = String::from_utf8_lossy(&out.stdout).into_owned();
         if !out.status.success() {
@@ -350,11 +372,14 @@ fn cmd_bench_series(ack_every: u32, duration: Option<Duration>, repeat: u32) -> 
         eprint!("{line}");
         let field = |k: &str| point_field(&line, k).unwrap_or("-");
         let label = match flows {
-            Some(n) => format!("dumbbell {n} flows (ack every {ack_every})"),
+            Some(n) => match &series.access_rate {
+                Some(r) => format!("dumbbell {n} flows (ack {ack_every}, access {r})"),
+                None => format!("dumbbell {n} flows (ack every {ack_every})"),
+            },
             None => "two-path default (ack every 2nd)".to_string(),
         };
         text += &format!(
-            "{label:<34} {:>9} {:>12} {:>10} {:>11} {:>9} {:>9}\n",
+            "{label:<46} {:>9} {:>12} {:>10} {:>11} {:>9} {:>9}\n",
             field("simulated_s"),
             field("delivered_pkts"),
             field("ns_per_pkt"),

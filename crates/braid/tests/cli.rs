@@ -220,6 +220,12 @@ fn bench_point_reports_cost_per_packet() {
     assert!((2.0..5.0).contains(&field("events_per_pkt")), "{stdout}");
     // Linux reports steal time (zero on a machine of its own).
     assert!(field("stolen_ms") >= 0.0, "{stdout}");
+    // A bad access rate is refused with the scenario's message, point or series.
+    for args in [&["bench", "--flows", "10", "--access-rate", "fast"][..], &["bench", "--access-rate", "0bit"]] {
+        let out = braid(args);
+        let (_, err) = text(&out);
+        assert!(!out.status.success() && err.contains("--access-rate") && err.contains("access_rate"), "{err}");
+    }
 }
 
 #[test]

@@ -32,6 +32,7 @@ use crate::units::{parse_duration, parse_loss, parse_queue, parse_rate, QueueSiz
 pub(super) struct RawTopology {
     kind: String,
     core_rate: Option<String>,
+    access_rate: Option<String>,
     #[serde(default)]
     link: Vec<RawLink>,
     bottleneck: Option<RawLink>,
@@ -196,7 +197,7 @@ pub(super) struct Net {
 /// Kinds and the topology keys they take.
 const KINDS: &[(&str, &[&str])] = &[
     ("hybrid-access", &["link", "core_rate"]),
-    ("dumbbell", &["bottleneck"]),
+    ("dumbbell", &["bottleneck", "access_rate"]),
     ("graph", &["link", "path"]),
     ("fattree", &["k", "rate", "delay", "queue", "host_queue", "aqm", "oversubscription", "ecmp"]),
     ("bcube", &["n", "k", "rate", "delay", "queue", "aqm"]),
@@ -217,6 +218,7 @@ fn check_topology_keys(cx: &Ctx, t: &RawTopology) -> Result<(), ScenarioError> {
     let set = [
         ("link", !t.link.is_empty()),
         ("core_rate", t.core_rate.is_some()),
+        ("access_rate", t.access_rate.is_some()),
         ("bottleneck", t.bottleneck.is_some()),
         ("path", !t.path.is_empty()),
         ("k", t.k.is_some()),
@@ -590,7 +592,11 @@ fn dumbbell(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
         }
         per_table.push(Routes::PerFlow(table));
     }
-    let topology = braid_sim::topology::dumbbell(&bottleneck, &paths);
+    let access_rate = match &t.access_rate {
+        Some(r) => cx.field("topology.access_rate", parse_rate(r))?,
+        None => braid_sim::topology::DUMBBELL_ACCESS_RATE_BPS,
+    };
+    let topology = braid_sim::topology::dumbbell(&bottleneck, access_rate, &paths);
     // Path names are unique (flow names are), so only the bottleneck's own
     // name can clash with an access link's.
     let clash = topology
