@@ -11,8 +11,8 @@
 //! A timing test on a shared 2-core virtual machine can be unlucky: each
 //! timing test makes several attempts and prints every one. A miss while
 //! the hypervisor ran other machines on our CPUs (steal time) is not held
-//! against the emulator; the test fails if every other attempt missed (see
-//! [`attempts`]).
+//! against the emulator; the test fails if every attempt that counts
+//! missed (see [`attempts`]).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
