@@ -211,7 +211,7 @@ impl Connection {
     }
 
     fn client_handshake(&mut self, now: Instant, i: usize, packet: &Packet) -> Verdict {
-        let crypto = Arc::clone(&self.session.crypto);
+        let crypto = &*self.session.crypto;
         let local_key = self.session.local_key;
         match (&self.subflows[i].join, packet.control.as_deref(), &packet.frame) {
             (JoinState::Hello, Some(Control::HelloReply { key }), Frame::Ack(_))
@@ -237,14 +237,14 @@ impl Connection {
             }
             (JoinState::Join { nonce }, Some(Control::JoinReply { mac, nonce: server_nonce }), Frame::Ack(_)) => {
                 let Some(server_key) = self.session.remote_key() else { return Verdict::Drop };
-                let expect = truncated(join_mac(crypto.as_ref(), server_key, local_key, *server_nonce, *nonce));
+                let expect = truncated(join_mac(crypto, server_key, local_key, *server_nonce, *nonce));
                 if *mac != expect {
                     // Not the server we opened the connection with.
                     self.invalid_packets += 1;
                     self.remove_subflow(Self::id(i));
                     return Verdict::Drop;
                 }
-                let mac = join_mac(crypto.as_ref(), local_key, server_key, *nonce, *server_nonce);
+                let mac = join_mac(crypto, local_key, server_key, *nonce, *server_nonce);
                 self.subflows[i].join = JoinState::Confirm { control: Control::JoinAck { mac }, first_pn: None };
                 self.establish(now, i);
                 Verdict::Process
@@ -256,7 +256,7 @@ impl Connection {
     }
 
     fn server_handshake(&mut self, now: Instant, i: usize, packet: &Packet) -> Verdict {
-        let crypto = Arc::clone(&self.session.crypto);
+        let crypto = &*self.session.crypto;
         let local_key = self.session.local_key;
         match (&self.subflows[i].join, packet.control.as_deref()) {
             // A (repeated) Hello: answer with our key.
@@ -289,13 +289,13 @@ impl Connection {
                     };
                 }
                 let client_key = self.session.remote_key().unwrap_or_default();
-                let mac = truncated(join_mac(crypto.as_ref(), local_key, client_key, *server_nonce, *client_nonce));
+                let mac = truncated(join_mac(crypto, local_key, client_key, *server_nonce, *client_nonce));
                 self.subflows[i].reply = Some(Control::JoinReply { mac, nonce: *server_nonce });
                 Verdict::Process
             }
             (JoinState::AwaitJoinAck { client_nonce, server_nonce, .. }, Some(Control::JoinAck { mac })) => {
                 let client_key = self.session.remote_key().unwrap_or_default();
-                if *mac != join_mac(crypto.as_ref(), client_key, local_key, *client_nonce, *server_nonce) {
+                if *mac != join_mac(crypto, client_key, local_key, *client_nonce, *server_nonce) {
                     self.invalid_packets += 1;
                     return Verdict::Drop;
                 }
