@@ -326,8 +326,8 @@ fn cmd_bench_point(flows: Option<usize>, series: &Series) -> Result<(), String> 
     Ok(())
 }
 
-/// A point line's `stolen_ms` as a share of its `cpu_s` (over every repeat's
-/// window the best one ran in).
+/// A point line's `stolen_ms` as a share of its `cpu_s` (both from the
+/// window of the best repeat).
 fn stolen_share(line: &str) -> String {
     let field = |k: &str| point_field(line, k)?.parse::<f64>().ok();
     match (field("stolen_ms"), field("cpu_s")) {
