@@ -1,8 +1,10 @@
 //! Pins the JSON summaries of a few scenarios byte for byte, so that work
 //! on the simulator's speed either leaves every figure identical or changes
-//! it on purpose: the shipped scenarios and a lossy multi-flow one
-//! (`tests/golden/lossy-multiflow.toml`), each against the summary stored
-//! in `tests/golden/NAME.json`.
+//! it on purpose: the shipped scenarios, a lossy multi-flow one
+//! (`tests/golden/lossy-multiflow.toml`) and one of senders held up by
+//! their buffers (`tests/golden/opportunistic.toml`: opportunistic
+//! retransmission and penalisation), each against the summary stored in
+//! `tests/golden/NAME.json`.
 //!
 //! After an intended change of behaviour, regenerate the files with
 //! `BRAID_BLESS=1 cargo test -p braid-lab --test golden` and say in the

@@ -27,24 +27,44 @@ impl Connection {
         let fast = (0..n)
             .filter(|&i| self.subflows[i].usable() && srtt(i).is_some() && self.window_space(i, len))
             .min_by_key(|&i| (srtt(i), i))?;
-        let holder = (0..n).find(|&i| i != fast && self.subflows[i].is_open() && self.subflows[i].carries(una))?;
-        let (fast_rtt, holder_rtt) = (srtt(fast)?, srtt(holder)?);
-        if fast_rtt >= holder_rtt {
+        let fast_rtt = srtt(fast)?;
+        let due = now.saturating_since(self.subflows[fast].penalty_stamp) >= fast_rtt;
+        let penalised = |c: &Connection, i: usize| {
+            let s = &c.subflows[i];
+            may_penalise && due && !s.in_recovery() && s.rtt.srtt().is_some_and(|r| fast_rtt < r)
+        };
+        let overtaken = |c: &Connection, i: usize| {
+            c.subflows[i]
+                .rtt
+                .srtt()
+                .is_some_and(|r| fast_rtt < r && (c.small_window(i) || fast_rtt.saturating_mul(4) < r))
+        };
+        // Finding the holder searches scoreboards, linear in what is in
+        // flight, and a blocked sender asks on every transmit opportunity:
+        // when no subflow could be penalised or overtaken as the holder,
+        // nothing happens whichever holds the segment.
+        let candidates = || (0..n).filter(|&i| i != fast && self.subflows[i].is_open());
+        if !candidates().any(|i| penalised(self, i) || overtaken(self, i)) {
             return None;
         }
-        let due = now.saturating_since(self.subflows[fast].penalty_stamp) >= fast_rtt;
-        if may_penalise && due && !self.subflows[holder].in_recovery() {
+        let holder = candidates().find(|&i| self.subflows[i].carries(una))?;
+        if penalised(self, holder) {
             self.subflows[fast].penalty_stamp = now;
             self.refresh_path_views();
             self.cc.penalize(now, holder, &self.path_views);
         }
-        let small_window = self.cc.window(holder) <= 4 * u64::from(mss);
-        let worth_it = small_window || fast_rtt.saturating_mul(4) < holder_rtt;
-        if !worth_it || self.subflows[fast].carries(una) || self.last_opportunistic == Some(una) {
+        // After a penalty, the holder's window is the halved one.
+        if !overtaken(self, holder) || self.subflows[fast].carries(una) || self.last_opportunistic == Some(una) {
             return None;
         }
         self.last_opportunistic = Some(una);
         self.subflows[fast].counters.reinjected_bytes += u64::from(len);
         Some(self.send_data(now, fast, una, len))
+    }
+
+    /// Subflow `i`'s window is at most 4 segments: as holder, its segment
+    /// is sent again whatever the RTTs (Linux's `snd_cwnd <= 4`).
+    fn small_window(&self, i: usize) -> bool {
+        self.cc.window(i) <= 4 * u64::from(self.config.mss)
     }
 }
