@@ -345,14 +345,18 @@ fn llhd_follows_goodput_when_rtts_are_close() {
 /// once its retransmission timer marks it potentially failed, moves its data
 /// to the other path, and takes it back when it returns: 5 MB in the first
 /// second, 25 MB on one path to 11 s, the last 10 MB on both, less the
-/// backed-off probe that finds the path back (measured 14.9 to 15.2 s;
-/// redundant 16.6 s, as every segment also goes on the slower path).
+/// wait for the backed-off probe that finds the path back (here at 14.7 s;
+/// measured 15.5 to 15.7 s; redundant 16.6 s, as every segment also goes
+/// on the slower path).
 ///
 /// A scheduler that ignores the potentially-failed mark puts a new segment
 /// on the dead path after each probe; the small window fills behind it
-/// until the connection-level timer re-sends it elsewhere (measured 15.6
-/// to 15.7 s). The limit, 15.4 s, sits between the two; the runs have no
-/// random loss, so the times do not move from seed to seed.
+/// until the connection-level timer re-sends it elsewhere (measured 16.2
+/// to 16.3 s). The limit, 16.0 s, sits between the two; the runs have no
+/// random loss, so the times do not move from seed to seed. (Where the
+/// probes fall depends on the RTO: with RFC 6298's floor on the whole RTO
+/// rather than Linux's on its variance term, they were 14.9 to 15.2 s and
+/// 15.6 to 15.7 s, against a limit of 15.4 s.)
 #[test]
 fn every_scheduler_routes_around_a_failed_path() {
     for &(name, _) in sched::ALGORITHMS {
@@ -373,7 +377,7 @@ fn every_scheduler_routes_around_a_failed_path() {
             f.subflows[0].bytes_delivered, f.subflows[1].bytes_delivered
         );
         assert_eq!((f.bytes_delivered, f.corrupted_bytes), (40_000_000, 0), "{name}");
-        let limit = if name == "redundant" { 17.0 } else { 15.4 };
+        let limit = if name == "redundant" { 17.0 } else { 16.0 };
         assert!(done < limit, "{name}: {done:.2} s");
     }
 }

@@ -54,15 +54,24 @@ impl RttEstimator {
         self.samples
     }
 
-    /// RTO = SRTT + max(G, 4 RTTVAR), floored at `min_rto`; `initial` before
-    /// the first sample (RFC 6298 section 2.1).
+    /// RTO = SRTT + max(4 RTTVAR, `min_rto`, G); `initial` before the first
+    /// sample (RFC 6298 section 2.1).
+    ///
+    /// The floor applies to the variance term, as in Linux (`__tcp_set_rto`
+    /// adds `rttvar_us`, which `tcp_rtt_estimator` never lets fall below
+    /// `tcp_rto_min`), not to the whole RTO as RFC 6298's 1 s minimum
+    /// does. On a path of constant delay the variance decays to nothing,
+    /// and an RTO of SRTT plus a few microseconds would fire before the
+    /// ACK of a flight too small to be acknowledged at once (one that
+    /// waits for the receiver's delayed-ACK timer): every flight would
+    /// time out spuriously, and the window would never leave one segment.
+    /// Deviation: Linux also keeps the variance at the largest deviation of
+    /// the last round trip and lets it decay once per round trip; Braid
+    /// smooths it per sample, as RFC 6298 does.
     pub fn rto(&self, min_rto: Duration, initial: Duration) -> Duration {
         match self.srtt {
             None => initial,
-            Some(srtt) => {
-                let var = Duration::from_nanos(4 * self.rttvar.as_nanos()).max(GRANULARITY);
-                (srtt + var).max(min_rto)
-            }
+            Some(srtt) => srtt + Duration::from_nanos(4 * self.rttvar.as_nanos()).max(min_rto).max(GRANULARITY),
         }
     }
 }
@@ -83,8 +92,9 @@ mod tests {
         e.on_sample(Duration::from_millis(100));
         assert_eq!(e.srtt(), Some(Duration::from_millis(100)));
         assert_eq!(e.rttvar(), Duration::from_millis(50));
-        // RTO = 100 + 4*50 = 300 ms.
+        // RTO = 100 + max(4*50, 200) = 300 ms.
         assert_eq!(e.rto(Duration::from_millis(200), Duration::from_secs(1)), Duration::from_millis(300));
+        assert_eq!(e.rto(Duration::from_millis(250), Duration::from_secs(1)), Duration::from_millis(350));
         e.on_sample(Duration::from_millis(200));
         // rttvar = 3/4*50 + 1/4*100 = 62.5; srtt = 7/8*100 + 1/8*200 = 112.5
         assert_eq!(e.rttvar(), Duration::from_micros(62_500));
@@ -97,6 +107,7 @@ mod tests {
         let mut e = RttEstimator::new();
         assert_eq!(e.rto(Duration::from_millis(200), Duration::from_secs(1)), Duration::from_secs(1));
         e.on_sample(Duration::from_millis(2));
-        assert_eq!(e.rto(Duration::from_millis(200), Duration::from_secs(1)), Duration::from_millis(200));
+        assert_eq!(e.rto(Duration::from_millis(200), Duration::from_secs(1)), Duration::from_millis(202));
+        assert_eq!(e.rto(Duration::ZERO, Duration::from_secs(1)), Duration::from_millis(6), "2 + 4 x 1");
     }
 }
