@@ -56,6 +56,9 @@ pub fn table(s: &Summary) -> String {
                 ""
             );
         }
+        for (sf, t) in f.subflows.iter().filter_map(|sf| Some((sf, sf.closed_at_s?))) {
+            let _ = writeln!(out, "  subflow {} closed at {t:.3} s: its controller gave the path up", sf.path);
+        }
         let ms = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.1} ms"));
         let _ = writeln!(
             out,

@@ -93,6 +93,10 @@ pub struct SubflowSummary {
     pub srtt_mean_ms: Option<f64>,
     pub min_rtt_ms: Option<f64>,
     pub cwnd_mean_bytes: f64,
+    /// When the connection closed this subflow for good, in seconds of the
+    /// run (its controller gave the path up: C-MPBBR's incentive rule);
+    /// null while it was open to the end.
+    pub closed_at_s: Option<f64>,
 }
 
 /// The flows of one `[[flow]]` table together.
@@ -368,6 +372,7 @@ fn summarise(scenario: &Scenario, sim: &Sim, stats: &SampleStats, seed: u64) -> 
                         srtt_mean_ms: mean(sampled.srtt_sum_ns, sampled.srtt_samples).map(|ns| ns / 1e6),
                         min_rtt_ms: tx.min_rtt.map(ms),
                         cwnd_mean_bytes: mean(sampled.cwnd_sum, sampled.samples).unwrap_or(0.0),
+                        closed_at_s: out.closed_subflows.iter().find(|c| c.0 == s).map(|c| secs(c.1.as_nanos())),
                     }
                 })
                 .collect();

@@ -377,19 +377,18 @@ fn intersect(a: &[(f64, f64)], b: &[(f64, f64)]) -> Vec<(f64, f64)> {
 }
 
 /// When every path of flow `f` is down (a path is down while any link on
-/// its forward or reverse route is).
-fn all_paths_down(scenario: &braid_lab::Scenario, f: usize) -> Vec<(f64, f64)> {
+/// its forward or reverse route is, and for good from when the connection
+/// closed its subflow, `closed_at`, to the end of the run at `end`).
+fn all_paths_down(scenario: &braid_lab::Scenario, f: usize, closed_at: &[Option<f64>], end: f64) -> Vec<(f64, f64)> {
     let topo = &scenario.topology;
-    let down = |path: usize| {
+    let down = |path: usize, closed: Option<f64>| {
         let p = &topo.paths[path];
         let links = p.forward.iter().chain(&p.reverse);
-        union(
-            links
-                .flat_map(|&l| topo.links[l].outages.iter().map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64())))
-                .collect(),
-        )
+        let outages =
+            links.flat_map(|&l| topo.links[l].outages.iter().map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64())));
+        union(outages.chain(closed.map(|t| (t, end))).collect())
     };
-    let mut paths = scenario.flows[f].subflows.iter().map(|&(p, _)| down(p));
+    let mut paths = scenario.flows[f].subflows.iter().zip(closed_at).map(|(&(p, _), &closed)| down(p, closed));
     let first = paths.next().unwrap_or_default();
     paths.fold(first, |acc, d| intersect(&acc, &d))
 }
@@ -426,7 +425,8 @@ fn check_scenario(toml: &str) -> Result<u64, String> {
         let timeout = spec.config.failure_timeout.as_secs_f64();
         let probe = timeout / 8.0 + spec.config.min_rto.as_secs_f64();
         let start = spec.start.as_secs_f64();
-        let down = all_paths_down(&scenario, i);
+        let closed_at: Vec<Option<f64>> = f.subflows.iter().map(|s| s.closed_at_s).collect();
+        let down = all_paths_down(&scenario, i, &closed_at, summary.duration_s);
         let longest = bridge(&down, probe + FAILURE_SLACK_S).iter().map(|(a, b)| b - a).fold(0.0, f64::max);
         if f.corrupted_bytes > 0 {
             return Err(format!("flow {}: {} corrupted bytes", f.name, f.corrupted_bytes));

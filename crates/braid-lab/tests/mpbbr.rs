@@ -60,3 +60,26 @@ fn mpbbr_yields_to_single_path_bbr_at_a_shared_bottleneck() {
     assert!(coupled <= 0.5, "C-MPBBR share {coupled:.3} is above one BBR share");
     assert!(uncoupled > coupled + 0.15, "uncoupled BBR share {uncoupled:.3} vs C-MPBBR {coupled:.3}");
 }
+
+/// Goal 1, incentive: an application sending 2 Mbit/s over a 0.4 and a
+/// 50 Mbit/s path, every byte on both (the redundant scheduler, as in
+/// chaos case 234833). The subflows' delivery rates add up to less than 60% of
+/// the best path's BtlBw (the test does not ask whether the application is
+/// what limits them), so after five failing checks C-MPBBR closes the
+/// subflow with the lower BtlBw, and the summary says when; the other
+/// carries the stream on alone.
+#[test]
+fn mpbbr_closes_the_weaker_subflow_and_the_summary_says_when() {
+    let toml = common::hybrid(
+        "20s",
+        &[r#"rate = "400kbit", rtt = "20ms""#, r#"rate = "50Mbit", rtt = "15ms""#],
+        r#"cc = "mpbbr", scheduler = "redundant", app_rate = "2Mbit""#,
+    );
+    let s = simulate(&toml, 1);
+    let f = &s.flows[0];
+    let closed: Vec<Option<f64>> = f.subflows.iter().map(|x| x.closed_at_s).collect();
+    println!("closed at {closed:?}, goodput {:.2} Mbit/s", f.goodput_mbps);
+    assert!(closed[0].is_some_and(|t| t > 0.0 && t < 20.0), "the slower subflow stays open: {closed:?}");
+    assert_eq!(closed[1], None);
+    assert!(f.goodput_mbps > 1.9, "{:.2} Mbit/s of 2", f.goodput_mbps);
+}

@@ -198,6 +198,9 @@ pub struct FlowOutcome {
     pub corrupted_bytes: u64,
     /// The sending connection gave up, and when.
     pub failed: Option<(Instant, ConnectionError)>,
+    /// Subflows the sending connection closed for good (C-MPBBR closes the
+    /// one not worth keeping), by index, and when.
+    pub closed_subflows: Vec<(usize, Instant)>,
     /// Delay from the sender's write to the receiver's in-order read.
     pub delay: DelayHistogram,
 }
@@ -271,6 +274,7 @@ impl Sim {
                         completed_at: None,
                         corrupted_bytes: 0,
                         failed: None,
+                        closed_subflows: Vec::new(),
                         delay: DelayHistogram::default(),
                     },
                     write_log: VecDeque::new(),
@@ -650,14 +654,16 @@ impl Sim {
         }
         let ep = &mut self.endpoints[e];
         while let Some(event) = ep.conn.poll_event() {
-            if let ConnEvent::Failed(why) = event {
-                let st = &mut self.state[ep.flow as usize];
-                if st.outcome.failed.is_none() {
+            let st = &mut self.state[ep.flow as usize];
+            match event {
+                ConnEvent::Failed(why) if st.outcome.failed.is_none() => {
                     st.outcome.failed = Some((self.now, why));
                     if st.size.is_some() && st.outcome.completed_at.is_none() {
                         self.unfinished -= 1;
                     }
                 }
+                ConnEvent::SubflowClosed { subflow } => st.outcome.closed_subflows.push((subflow.index(), self.now)),
+                _ => {}
             }
         }
         if let Some(t) = ep.conn.poll_timeout() {
