@@ -66,8 +66,8 @@ fn mpbbr_yields_to_single_path_bbr_at_a_shared_bottleneck() {
 /// chaos case 234833). The subflows' delivery rates add up to less than 60% of
 /// the best path's BtlBw (the test does not ask whether the application is
 /// what limits them), so after five failing checks C-MPBBR closes the
-/// subflow with the lower BtlBw, and the summary says when; the other
-/// carries the stream on alone.
+/// subflow with the lower BtlBw, and the summary and the text report say
+/// when; the other carries the stream on alone.
 #[test]
 fn mpbbr_closes_the_weaker_subflow_and_the_summary_says_when() {
     let toml = common::hybrid(
@@ -82,4 +82,7 @@ fn mpbbr_closes_the_weaker_subflow_and_the_summary_says_when() {
     assert!(closed[0].is_some_and(|t| t > 0.0 && t < 20.0), "the slower subflow stays open: {closed:?}");
     assert_eq!(closed[1], None);
     assert!(f.goodput_mbps > 1.9, "{:.2} Mbit/s of 2", f.goodput_mbps);
+    let table = braid_lab::report::table(&s);
+    let said = format!("subflow {} closed at {:.3} s", f.subflows[0].path, closed[0].unwrap_or_default());
+    assert!(table.contains(&said), "the report does not say it:\n{table}");
 }
