@@ -20,6 +20,7 @@
 mod aimd;
 mod balia;
 mod bbr;
+mod cached;
 mod coupled;
 mod cubic;
 mod ewtcp;
@@ -34,6 +35,7 @@ mod wvegas;
 pub use aimd::{total_window, Aimd, WindowRule};
 pub use balia::{balia_factor, Balia, BALIA_MAX_ALPHA};
 pub use bbr::{Bbr, BbrState};
+pub(crate) use cached::CachedController;
 pub use coupled::{coupled_decrease, Coupled};
 pub use cubic::{cubic_alpha, cubic_k, w_cubic, Cubic, CUBIC_BETA, CUBIC_C};
 pub use ewtcp::{ewtcp_weight, Ewtcp};
@@ -158,7 +160,9 @@ pub trait Controller: std::fmt::Debug + Send {
         2
     }
     /// A subflow the algorithm wants closed (C-MPBBR closes subflows that
-    /// add nothing); the connection asks after every ACK.
+    /// add nothing); the connection asks after every ACK. It only reports:
+    /// no window may change here (the connection keeps copies of the
+    /// windows, refreshed after every other `&mut` callback).
     fn take_closed_path(&mut self) -> Option<usize> {
         None
     }
@@ -269,15 +273,17 @@ mod properties {
     }
 
     /// Random sequences of adds, ACKs (zero-length ones, zero and missing
-    /// RTTs included), losses, timeouts and removals: no controller panics,
-    /// and every active window stays finite and at least one segment.
+    /// RTTs included), losses, timeouts, idle restarts and removals: no
+    /// controller panics, every active window stays finite and at least one
+    /// segment, and the connection's copy of every window
+    /// ([`CachedController`]) is the controller's answer after every event.
     #[test]
     fn windows_stay_sane_under_random_events() {
         const MSS: u32 = 1000;
         for &(name, _) in ALGORITHMS {
             for seed in 1..=20u64 {
                 let mut rng = Rng(seed * 7919);
-                let mut c = by_name(name).unwrap();
+                let mut c = CachedController::new(by_name(name).unwrap());
                 let mut views: Vec<PathView> = Vec::new();
                 for step in 0..3000 {
                     let now = Instant::from_nanos(step * 1_000_000);
@@ -294,6 +300,11 @@ mod properties {
                         2 => c.on_congestion_event(now, path, &views),
                         3 if rng.below(4) == 0 => c.on_rto(now, path, &views),
                         4 if rng.below(2) == 0 => c.penalize(now, path, &views),
+                        5 if rng.below(4) == 0 => {
+                            let rto = Duration::from_millis(200 + rng.below(1000));
+                            let idle = Duration::from_millis(rng.below(10_000));
+                            c.on_idle_restart(now, path, idle, rto, u64::from(MSS) * (1 + rng.below(10)));
+                        }
                         _ => {
                             let rtt = match rng.below(4) {
                                 0 => None,
@@ -319,7 +330,11 @@ mod properties {
                                 prior_delivered: Some(step * 500),
                             };
                             c.on_ack(path, &ack, &views);
+                            c.take_closed_path();
                         }
+                    }
+                    for i in 0..views.len() + 1 {
+                        assert_eq!(c.window(i), c.get().window(i), "{name} seed {seed} step {step}: copy of path {i}");
                     }
                     for i in (0..views.len()).filter(|&i| views[i].active) {
                         let w = c.window(i);

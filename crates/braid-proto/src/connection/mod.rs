@@ -36,7 +36,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use crate::autotune::{RecvAutotune, SendTuner, AUTOTUNE_INITIAL};
-use crate::cc::{Controller, PathView};
+use crate::cc::{CachedController, Controller, PathView};
 use crate::config::Config;
 use crate::crypto::Crypto;
 use crate::packet::SubflowId;
@@ -142,7 +142,7 @@ pub struct Connection {
     config: Config,
     session: Session,
     subflows: Vec<Subflow>,
-    cc: Box<dyn Controller>,
+    cc: CachedController,
     sched: Box<dyn Scheduler>,
     send: SendBuffer,
     recv: RecvBuffer,
@@ -268,7 +268,7 @@ impl Connection {
             config,
             session,
             subflows: Vec::new(),
-            cc,
+            cc: CachedController::new(cc),
             sched,
             send,
             recv,
@@ -304,7 +304,7 @@ impl Connection {
         &self.config
     }
     pub fn controller_name(&self) -> &'static str {
-        self.cc.name()
+        self.cc.get().name()
     }
     pub fn scheduler_name(&self) -> &'static str {
         self.sched.name()
@@ -429,7 +429,7 @@ impl Connection {
         Some(SubflowStats {
             counters: sf.counters,
             cwnd: self.cc.window(i),
-            ssthresh: self.cc.ssthresh(i),
+            ssthresh: self.cc.get().ssthresh(i),
             srtt: sf.rtt.srtt(),
             min_rtt: sf.rtt.min_rtt(),
             bytes_in_flight: sf.bytes_in_flight(),
@@ -478,7 +478,7 @@ impl Connection {
             prefetch_all(s);
             s.prefetch_oldest();
         }
-        prefetch_all(&*self.cc);
+        prefetch_all(self.cc.get());
     }
 
     /// Earliest time [`Connection::handle_timeout`] must be called.

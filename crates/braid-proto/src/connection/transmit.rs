@@ -106,7 +106,7 @@ impl Connection {
         let next = self.subflows[i].next_send_time;
         // The slot first: it is never ahead for a controller that does not
         // pace, which then costs no call into the controller.
-        if next <= now || self.cc.pacing_rate(i).is_none() {
+        if next <= now || self.cc.get().pacing_rate(i).is_none() {
             return false;
         }
         self.timers.set_earliest(Timer::Pacing, next);
@@ -345,7 +345,7 @@ impl Connection {
 
     pub(super) fn send_data(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Packet {
         let rto = self.rto_of(i);
-        if let Some(rate) = self.cc.pacing_rate(i).filter(|&r| r > 0) {
+        if let Some(rate) = self.cc.get().pacing_rate(i).filter(|&r| r > 0) {
             // Space packets at the pacing rate in payload bytes, the unit the
             // delivery-rate samples measure. Charging headers too would pace
             // below the estimated rate, and with small segments (under about

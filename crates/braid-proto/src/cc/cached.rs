@@ -1,0 +1,175 @@
+//! The connection's controller with every subflow's window copied beside
+//! it.
+//!
+//! Why: sending one packet asks for windows several times (the scheduler's
+//! views, the window checks before and after it decides), each a virtual
+//! call into the controller and, for the loss-based ones, a float-to-integer
+//! conversion. A window is a function of the controller's state alone
+//! ([`Controller::window`] takes `&self` and no clock), and that state
+//! changes only through the `&mut` callbacks, so refreshing the copies after
+//! each of those keeps them exact: one call per subflow per acknowledgement
+//! instead of several per packet. The copies sit inline, in the
+//! connection, for the first [`CACHED_PATHS`] subflows (more are asked of
+//! the controller), so reading them touches no other allocation.
+
+use super::{AckSample, Controller, PathView};
+use crate::time::{Duration, Instant};
+
+/// Subflows whose windows are copied (one cache line of them).
+pub(crate) const CACHED_PATHS: usize = 8;
+
+#[derive(Debug)]
+pub(crate) struct CachedController {
+    controller: Box<dyn Controller>,
+    /// `controller.window(i)` for the first `cached` path indices.
+    windows: [u64; CACHED_PATHS],
+    cached: usize,
+}
+
+impl CachedController {
+    pub(crate) fn new(controller: Box<dyn Controller>) -> Self {
+        CachedController { controller, windows: [0; CACHED_PATHS], cached: 0 }
+    }
+
+    /// Congestion window of `path`, in bytes: the controller's answer.
+    /// (Builds with debug assertions, the tests among them, check the copy
+    /// against the controller on every read.)
+    #[inline]
+    pub(crate) fn window(&self, path: usize) -> u64 {
+        if path < self.cached {
+            debug_assert_eq!(self.windows[path], self.controller.window(path), "stale window copy of path {path}");
+            self.windows[path]
+        } else {
+            self.controller.window(path)
+        }
+    }
+
+    /// The controller itself, for the calls that do not change its state.
+    pub(crate) fn get(&self) -> &dyn Controller {
+        &*self.controller
+    }
+
+    pub(crate) fn on_path_added(&mut self, path: usize, mss: u32, initial_window_packets: u32) {
+        self.controller.on_path_added(path, mss, initial_window_packets);
+        self.cached = self.cached.max((path + 1).min(CACHED_PATHS));
+        self.refresh();
+    }
+
+    pub(crate) fn on_path_removed(&mut self, path: usize) {
+        self.controller.on_path_removed(path);
+        self.refresh();
+    }
+
+    pub(crate) fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
+        self.controller.on_ack(path, ack, paths);
+        self.refresh();
+    }
+
+    pub(crate) fn on_congestion_event(&mut self, now: Instant, path: usize, paths: &[PathView]) {
+        self.controller.on_congestion_event(now, path, paths);
+        self.refresh();
+    }
+
+    pub(crate) fn on_rto(&mut self, now: Instant, path: usize, paths: &[PathView]) {
+        self.controller.on_rto(now, path, paths);
+        self.refresh();
+    }
+
+    pub(crate) fn penalize(&mut self, now: Instant, path: usize, paths: &[PathView]) {
+        self.controller.penalize(now, path, paths);
+        self.refresh();
+    }
+
+    pub(crate) fn on_idle_restart(&mut self, now: Instant, path: usize, idle: Duration, rto: Duration, restart: u64) {
+        self.controller.on_idle_restart(now, path, idle, rto, restart);
+        self.refresh();
+    }
+
+    /// Only reports (see [`Controller::take_closed_path`]): the windows
+    /// stay as they are.
+    pub(crate) fn take_closed_path(&mut self) -> Option<usize> {
+        self.controller.take_closed_path()
+    }
+
+    fn refresh(&mut self) {
+        for (path, w) in self.windows[..self.cached].iter_mut().enumerate() {
+            *w = self.controller.window(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::test_ack;
+
+    /// A controller whose every window moves on every callback that may
+    /// change state, so a callback that does not refresh the copies leaves
+    /// them stale.
+    #[derive(Debug, Default)]
+    struct Moving(u64);
+
+    impl Controller for Moving {
+        fn name(&self) -> &'static str {
+            "moving"
+        }
+        fn on_path_added(&mut self, _: usize, _: u32, _: u32) {
+            self.0 += 1;
+        }
+        fn on_path_removed(&mut self, _: usize) {
+            self.0 += 1;
+        }
+        fn on_ack(&mut self, _: usize, _: &AckSample, _: &[PathView]) {
+            self.0 += 1;
+        }
+        fn on_congestion_event(&mut self, _: Instant, _: usize, _: &[PathView]) {
+            self.0 += 1;
+        }
+        fn on_rto(&mut self, _: Instant, _: usize, _: &[PathView]) {
+            self.0 += 1;
+        }
+        fn window(&self, path: usize) -> u64 {
+            1000 * self.0 + path as u64
+        }
+        fn ssthresh(&self, _: usize) -> u64 {
+            u64::MAX
+        }
+        fn penalize(&mut self, _: Instant, _: usize, _: &[PathView]) {
+            self.0 += 1;
+        }
+        fn on_idle_restart(&mut self, _: Instant, _: usize, _: Duration, _: Duration, _: u64) {
+            self.0 += 1;
+        }
+    }
+
+    /// Every callback leaves every copy equal to the controller's answer,
+    /// for cached paths and beyond them.
+    #[test]
+    fn every_callback_refreshes_the_copies() {
+        let mut c = CachedController::new(Box::<Moving>::default());
+        let now = Instant::from_nanos(0);
+        let check = |c: &CachedController, step: &str| {
+            for path in 0..CACHED_PATHS + 2 {
+                assert_eq!(c.window(path), c.get().window(path), "{step}: path {path}");
+            }
+        };
+        for path in 0..CACHED_PATHS + 1 {
+            c.on_path_added(path, 1000, 10);
+            check(&c, "added");
+        }
+        c.on_ack(0, &test_ack(now, 1000), &[]);
+        check(&c, "ack");
+        c.on_congestion_event(now, 1, &[]);
+        check(&c, "congestion");
+        c.on_rto(now, 1, &[]);
+        check(&c, "rto");
+        c.penalize(now, 0, &[]);
+        check(&c, "penalize");
+        c.on_idle_restart(now, 0, Duration::from_secs(1), Duration::from_millis(200), 1000);
+        check(&c, "idle restart");
+        c.on_path_removed(2);
+        check(&c, "removed");
+        assert_eq!(c.take_closed_path(), None);
+        check(&c, "closed");
+    }
+}
