@@ -265,3 +265,42 @@ fn a_hello_may_open_a_slot_given_back() {
     b.remove_subflow(SubflowId(1));
     assert_eq!(b.handle_datagram(expiry, hello(1)), Ok(false), "a closed slot stays closed");
 }
+
+/// The client's confirmation of a join (MPTCP's third ACK, `JoinAck` on a
+/// probe of its own) is lost on a subflow with no data to carry it: when
+/// the retransmission timer fires it goes out again, and the server opens
+/// the subflow. (Taken for a lost zero-window probe, it was never re-sent,
+/// and the server, still waiting, dropped everything on the subflow.)
+#[test]
+fn a_lost_join_confirmation_is_sent_again() {
+    let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 2);
+    let mut now = T0;
+    let mut lost = 0;
+    let exchange = |a: &mut Connection, b: &mut Connection, now: Instant, lost: &mut usize| {
+        while let Some(p) = a.poll_transmit(now) {
+            if p.subflow == SubflowId(1) && matches!(p.control.as_deref(), Some(Control::JoinAck { .. })) && *lost == 0
+            {
+                *lost += 1;
+                continue;
+            }
+            b.handle_datagram(now, p).expect("well-formed");
+        }
+        while let Some(p) = b.poll_transmit(now) {
+            a.handle_datagram(now, p).expect("well-formed");
+        }
+    };
+    for _ in 0..4 {
+        exchange(&mut a, &mut b, now, &mut lost);
+    }
+    assert_eq!(lost, 1, "the confirmation went out once and was lost");
+    assert!(a.subflow_stats(1).unwrap().established, "the client opened subflow 1 on the reply");
+    assert!(b.subflow_stats(1).is_none_or(|s| !s.established), "the server waits for the confirmation");
+    // Time passes: the client's timers fire and it sends what is due.
+    for _ in 0..3 {
+        let Some(t) = a.poll_timeout() else { break };
+        now = now.max(t);
+        a.handle_timeout(now);
+        exchange(&mut a, &mut b, now, &mut lost);
+    }
+    assert!(b.subflow_stats(1).unwrap().established, "the server opened subflow 1 on the re-sent confirmation");
+}

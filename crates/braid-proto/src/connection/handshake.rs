@@ -190,6 +190,21 @@ impl Connection {
         }
     }
 
+    /// Client: subflow `i`'s retransmission timer fired with only a
+    /// zero-length probe out. If that probe carried a confirmation nothing
+    /// has acknowledged yet, the confirmation may be lost (and the server
+    /// drops everything else on the subflow until it arrives): it goes out
+    /// again on a probe of its own, as MPTCP re-sends the third ACK of a
+    /// join until the server acknowledges it. Taken for a lost zero-window
+    /// probe, which the persist timer repeats, it would never be re-sent.
+    /// (Data in flight carries the confirmation, and its retransmissions
+    /// carry it again.)
+    pub(super) fn on_confirmation_timeout(&mut self, i: usize) {
+        if let JoinState::Confirm { first_pn, .. } = &mut self.subflows[i].join {
+            *first_pn = None;
+        }
+    }
+
     /// Client: an acknowledgement on subflow `i` acknowledged packets up to
     /// `largest`; a confirmation it covers is done.
     pub(super) fn on_handshake_acked(&mut self, i: usize, largest: Option<u64>) {

@@ -21,7 +21,9 @@ impl Connection {
             let was_failed = sf.potentially_failed();
             let c = &self.config;
             if !self.subflows[i].on_rto(now, |s| subflow_rto(c, s)) {
-                // A lost zero-window probe: the persist timer probes again.
+                // A lost lone probe: a zero-window probe, which the persist
+                // timer repeats, or a join's confirmation, re-sent here.
+                self.on_confirmation_timeout(i);
                 continue;
             }
             // RFC 5681 §3.1 (and Linux): repeated timeouts of the same data
