@@ -488,9 +488,9 @@ impl Subflow {
 
     /// The retransmission timer fired: everything in flight is lost and
     /// queued for retransmission here. Returns whether the path is now
-    /// suspect: not when only a zero-length probe
-    /// was out on a working subflow (a zero-window probe), whose loss says
-    /// nothing about the path.
+    /// suspect: not when only a zero-length probe was out on a working
+    /// subflow (a zero-window probe, or a join's confirmation), whose loss
+    /// says nothing about the path; the caller re-sends what it carried.
     pub fn on_rto(&mut self, now: Instant, rto: impl Fn(&Self) -> Duration) -> bool {
         let lone_probe = self.usable() && self.bytes_in_flight == 0 && self.retransmit.is_empty();
         self.counters.rtos += 1;

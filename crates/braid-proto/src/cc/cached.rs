@@ -15,7 +15,7 @@
 use super::{AckSample, Controller, PathView};
 use crate::time::{Duration, Instant};
 
-/// Subflows whose windows are copied (one cache line of them).
+/// Subflows whose windows are copied (64 bytes of copies).
 pub(crate) const CACHED_PATHS: usize = 8;
 
 #[derive(Debug)]
