@@ -5,8 +5,10 @@
 //! Model: `BtlBw` is the windowed maximum of delivery-rate samples over the
 //! last 10 round trips (app-limited samples count only when they raise it);
 //! `RTprop` the minimum RTT over the last 10 s. The pacing rate is
-//! `pacing_gain * BtlBw`, the window `cwnd_gain * BtlBw * RTprop + 3 send
-//! quanta`, at least 4 segments.
+//! `pacing_gain * BtlBw` (until the pipe is filled it only rises, from the
+//! initial window over the first RTT on, as the draft's
+//! `BBRSetPacingRateWithGain` has it), the window `cwnd_gain * BtlBw *
+//! RTprop + 3 send quanta`, at least 4 segments.
 //!
 //! States: Startup (gains 2/ln 2) until the bandwidth has not grown by 25%
 //! for three rounds; Drain (pacing gain ln 2 / 2) until in flight falls to
@@ -121,6 +123,11 @@ pub(super) struct BbrPath {
     probe_rtt_done: Option<Instant>,
     probe_rtt_round_done: bool,
     initial_window: f64,
+    /// Until the pipe is filled the pacing rate only rises (the draft's
+    /// `BBRSetPacingRateWithGain`: `if filled_pipe or rate > pacing_rate`;
+    /// Linux's `bbr_set_pacing_rate`): the rate paced at so far, from the
+    /// initial window over the first RTT on. 0 until that RTT is known.
+    startup_pacing: f64,
 }
 
 impl BbrPath {
@@ -152,6 +159,7 @@ impl BbrPath {
             probe_rtt_done: None,
             probe_rtt_round_done: false,
             initial_window: cwnd,
+            startup_pacing: 0.0,
         }
     }
 
@@ -202,13 +210,35 @@ impl BbrPath {
     }
 
     fn pacing_rate(&self) -> f64 {
-        let (pacing_gain, _) = self.gains();
-        if self.btl_bw > 0.0 {
-            return pacing_gain * self.model_bw();
+        if self.btl_bw == 0.0 {
+            return self.initial_pacing_rate();
         }
-        // Before any sample: the initial window over the RTT (1 ms unknown).
+        let (pacing_gain, _) = self.gains();
+        let rate = pacing_gain * self.model_bw();
+        match self.filled_pipe {
+            true => rate,
+            false => rate.max(self.startup_pacing),
+        }
+    }
+
+    /// Before any sample: the initial window over the RTT (1 ms unknown).
+    fn initial_pacing_rate(&self) -> f64 {
         let rtt = self.rt_prop.map_or(0.001, |r| r.as_secs_f64().max(1e-6));
         STARTUP_GAIN * self.initial_window / rtt
+    }
+
+    /// Keeps the pacing rate from falling before the pipe is filled: a
+    /// first delivery-rate sample below what the initial window over the
+    /// RTT allows (a few bytes written, then a pause) must not pace the
+    /// subflow at a crawl.
+    fn hold_startup_pacing(&mut self) {
+        if self.filled_pipe || self.rt_prop.is_none() {
+            return;
+        }
+        if self.startup_pacing == 0.0 {
+            self.startup_pacing = self.initial_pacing_rate();
+        }
+        self.startup_pacing = self.startup_pacing.max(self.pacing_rate());
     }
 
     fn update_model(&mut self, ack: &AckSample, rtt: Option<Duration>) {
@@ -373,6 +403,7 @@ impl Controller for Bbr {
         p.update_model(ack, ack.rtt);
         p.update_state(ack.now, in_flight, false);
         p.set_cwnd(ack.bytes_acked as f64);
+        p.hold_startup_pacing();
     }
     fn on_congestion_event(&mut self, now: Instant, path: usize, paths: &[PathView]) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };
@@ -562,6 +593,35 @@ mod tests {
         b.on_ack(0, &ack(400, 1000, delivered + 1000, 4.3e6, delivered, 40), &view);
         assert_eq!(b.state(0), Some(BbrState::ProbeBw));
         assert_eq!(b.pacing_rate(0), Some(4_300_000), "cruise phase, gain 1");
+    }
+
+    /// Until the pipe is filled the pacing rate only rises (the draft's
+    /// `BBRSetPacingRateWithGain`, Linux's `bbr_set_pacing_rate`): a first
+    /// sample far below the initial window over the RTT (one byte written,
+    /// then a long pause) keeps the initial rate; a higher one raises it.
+    /// Once the pipe is filled the rate follows the estimate, down too.
+    /// (Paced at the first sample, a subflow sent its next 1448 bytes 24
+    /// minutes later: found by the `connection` fuzz target's driver.)
+    #[test]
+    fn startup_pacing_never_falls_below_the_initial_rate() {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let view = [PathView { active: true, bytes_in_flight: 200_000, ..Default::default() }];
+        // A sample of 0.02 B/s (one byte over 50 s); RTT 40 ms. Initial:
+        // 2.885 x 10 kB / 40 ms.
+        b.on_ack(0, &ack(40, 1, 1, 0.02, 0, 40), &view);
+        assert_eq!(b.btl_bw(0), Some(0.02));
+        let initial = STARTUP_GAIN * 10_000.0 / 0.040;
+        assert_eq!(b.pacing_rate(0), Some(initial as u64));
+        // A sample above it: 2.885 x 1 MB/s.
+        b.on_ack(0, &ack(80, 1000, 1001, 1e6, 1, 40), &view);
+        assert_eq!(b.pacing_rate(0), Some((STARTUP_GAIN * 1e6) as u64));
+        // Through Startup (peak 4.3 MB/s, paced at 2.885 x that) into Drain:
+        // the rate falls to the drain gain x 4.3 MB/s.
+        let mut b = Bbr::default();
+        drained(&mut b, &view);
+        assert_eq!(b.state(0), Some(BbrState::Drain));
+        assert_eq!(b.pacing_rate(0), Some((DRAIN_GAIN * 4.3e6) as u64));
     }
 
     /// BtlBw is the maximum over the last 10 round trips: a lower rate
