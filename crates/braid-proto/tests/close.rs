@@ -5,7 +5,7 @@ mod common;
 
 use std::net::SocketAddr;
 
-use braid_proto::{Config, Connection, ConnectionError, Control, Event, Packet};
+use braid_proto::{Config, Connection, ConnectionError, Control, Event, Frame, Packet};
 
 fn events(c: &mut Connection) -> Vec<Event> {
     std::iter::from_fn(|| c.poll_event()).collect()
@@ -270,4 +270,72 @@ fn several_addresses_are_advertised_and_withdrawn_one_by_one() {
     let learnt: Vec<Event> =
         events(&mut a).into_iter().filter(|e| matches!(e, Event::AddressAdvertised { .. })).collect();
     assert_eq!(learnt, [Event::AddressAdvertised { id: 1, addr: one }, Event::AddressAdvertised { id: 2, addr: two }]);
+}
+
+/// A client that closes before the connection is open: its FIN waits for
+/// a packet that can carry it. (The probe confirming the opening carries
+/// the handshake's control, not the FIN; it counted as the FIN's probe,
+/// and once it was acknowledged nothing sent the FIN again. Found by the
+/// `connection` fuzz target's driver, `tests/driven.rs`.)
+#[test]
+fn a_close_before_the_connection_opens_still_sends_the_fin() {
+    let now = braid_proto::Instant::ZERO;
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    a.close();
+    for _ in 0..6 {
+        exchange(&mut a, &mut b, now);
+        exchange(&mut b, &mut a, now);
+    }
+    assert!(b.peer_closed(), "the server learned of the close");
+    b.close();
+    for _ in 0..4 {
+        exchange(&mut b, &mut a, now);
+        exchange(&mut a, &mut b, now);
+    }
+    assert!(a.is_finished() && b.is_finished());
+}
+
+/// The probe carrying an idle side's FIN is lost: when the subflow's timer
+/// fires with only that probe out, the FIN goes out again. (Nothing re-sent
+/// it: a lost lone probe was taken for a zero-window probe.)
+#[test]
+fn a_lost_fin_probe_is_sent_again() {
+    let (mut a, mut b) = acking_every_packet();
+    let mut now = braid_proto::Instant::ZERO;
+    a.close();
+    let lost: Vec<Packet> = std::iter::from_fn(|| a.poll_transmit(now)).collect();
+    assert!(lost.iter().any(|p| matches!(p.control.as_deref(), Some(Control::DataFin { .. }))), "{lost:?}");
+    for _ in 0..3 {
+        now = a.poll_timeout().expect("the FIN's probe is timed");
+        a.handle_timeout(now);
+        exchange(&mut a, &mut b, now);
+        exchange(&mut b, &mut a, now);
+        if b.peer_closed() {
+            break;
+        }
+    }
+    assert!(b.peer_closed(), "the FIN was sent again");
+}
+
+/// An idle server whose advertisement waits for its echo closes: the
+/// probe for its FIN carries the FIN, not the advertisement again (which
+/// rides on later packets). It carried the advertisement and the FIN was
+/// never sent.
+#[test]
+fn an_idle_sides_fin_probe_carries_the_fin_before_address_signals() {
+    let (mut a, mut b) = acking_every_packet();
+    let now = braid_proto::Instant::ZERO;
+    b.advertise_address(3, "192.0.2.7:4433".parse().unwrap());
+    b.close();
+    let sent = exchange(&mut b, &mut a, now);
+    let probes: Vec<&Packet> = sent.iter().filter(|p| matches!(p.frame, Frame::Data(_))).collect();
+    assert_eq!(probes.len(), 1, "{sent:?}");
+    assert_eq!(probes[0].control.as_deref(), Some(&Control::DataFin { dsn: 0 }));
+    assert!(a.peer_closed());
+    // The advertisement follows on the next packets, until echoed.
+    for _ in 0..3 {
+        exchange(&mut a, &mut b, now);
+        exchange(&mut b, &mut a, now);
+    }
+    assert!(events(&mut a).iter().any(|e| matches!(e, Event::AddressAdvertised { id: 3, .. })));
 }

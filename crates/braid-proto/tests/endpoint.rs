@@ -213,13 +213,32 @@ fn a_packet_the_connection_ignores_is_dropped() {
 /// in thirty of ten concurrent clients.)
 #[test]
 fn a_late_answer_to_a_second_hello_does_not_change_the_connection() {
+    late_hello_answer(CLIENT_2);
+}
+
+/// The same race with both subflows sending from one address: the late
+/// answer then carries the connection's own key, so the client takes it
+/// for the connection's and confirms the subflow with both keys; the
+/// server opens the subflow on that confirmation. (It ignored it: the
+/// client's subflow stayed open and useless, and a server whose only
+/// subflow the client then closed could not deliver. Found by the
+/// `connection` fuzz target's driver, `tests/driven.rs`.)
+#[test]
+fn a_late_answer_with_the_connections_key_opens_the_subflow() {
+    late_hello_answer(CLIENT);
+}
+
+/// The first subflow's Hello is lost, its second delayed until the other
+/// subflow (sending from `second`) has set the connection up; the transfer
+/// must complete over both subflows, on one connection.
+fn late_hello_answer(second: &str) {
     let (mut client, mut server) = (endpoint(), endpoint());
     let h = client.connect(0xabc).unwrap();
     for _ in 0..2 {
         client.connection(h).unwrap().add_subflow(false).unwrap();
     }
     let data: Vec<u8> = (0..200_000u32).map(|i| (i % 253) as u8).collect();
-    let from = |p: &Packet| if p.subflow == SubflowId(0) { addr(CLIENT) } else { addr(CLIENT_2) };
+    let from = |p: &Packet| if p.subflow == SubflowId(0) { addr(CLIENT) } else { addr(second) };
     let mut written = client.connection(h).unwrap().write(&data);
     let (mut got, mut out, mut held) = (Vec::new(), Vec::new(), Vec::new());
     let mut server_handle = None;

@@ -304,3 +304,33 @@ fn a_lost_join_confirmation_is_sent_again() {
     }
     assert!(b.subflow_stats(1).unwrap().established, "the server opened subflow 1 on the re-sent confirmation");
 }
+
+/// A server with data waiting whose only path died, holding a slot a late
+/// `Hello` opened (waiting for an `Establish` that never comes: the client
+/// gave that subflow up), fails after the failure timeout like any
+/// connection without a usable path. It waited forever: the half-open slot
+/// counted as a path still trying, though only a client retries. (Found by
+/// the `connection` fuzz target's driver, `tests/driven.rs`.)
+#[test]
+fn a_half_open_slot_does_not_keep_a_stuck_server_alive() {
+    let config = Config { failure_timeout: braid_proto::Duration::from_secs(20), ..Config::default() };
+    let (mut a, mut b) = common::pair(config, "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, T0);
+    b.write(b"the client never gets this");
+    let late_hello = Packet {
+        cid: b.token(),
+        subflow: SubflowId(1),
+        frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: Vec::new() }),
+        control: Some(Box::new(Control::Hello { key: 0x1111 })),
+    };
+    assert_eq!(b.handle_datagram(T0, late_hello), Ok(true));
+    // Everything the server sends from now on is lost.
+    let mut now = T0;
+    while b.error().is_none() && now < T0 + braid_proto::Duration::from_secs(600) {
+        while b.poll_transmit(now).is_some() {}
+        let Some(next) = b.poll_timeout() else { break };
+        now = next.max(now);
+        b.handle_timeout(now);
+    }
+    assert!(matches!(b.error(), Some(braid_proto::ConnectionError::AllPathsDown { .. })), "{:?} at {now:?}", b.error());
+}

@@ -73,6 +73,13 @@ impl Connection {
         self.fin.local.is_some_and(|f| !self.fin.local_acked && !self.fin.probed && self.send.una() == f)
     }
 
+    /// A subflow's timer fired with only a zero-length probe out, which may
+    /// be the one that carried our FIN: unless the FIN is acknowledged, it
+    /// goes out again on the next probe.
+    pub(super) fn on_lone_probe_timeout(&mut self) {
+        self.fin.probed &= self.fin.local_acked;
+    }
+
     /// The Data ACK a packet of ours carries: one past the peer's FIN once
     /// every byte before it arrived.
     pub(super) fn data_ack_to_send(&self) -> u64 {
@@ -134,17 +141,20 @@ impl Connection {
 
     /// The connection-level control for an outgoing packet when the
     /// handshake has none to send: a reset, queued address signalling, or
-    /// our FIN while it is unacknowledged.
-    pub(super) fn connection_control(&mut self) -> Option<Control> {
+    /// our FIN while it is unacknowledged. A zero-length probe carries the
+    /// FIN before address signalling: it may be the FIN's own probe, the
+    /// only packet an idle side sends, and the signals ride on the next.
+    pub(super) fn connection_control(&mut self, probe: bool) -> Option<Control> {
         if let Some(code) = self.reset_pending.take() {
             return Some(Control::Reset { code });
         }
-        if let Some(c) = self.address_control() {
-            return Some(c);
-        }
-        match self.fin.local {
+        let fin = match self.fin.local {
             Some(dsn) if !self.fin.local_acked => Some(Control::DataFin { dsn }),
             _ => None,
+        };
+        match fin {
+            Some(fin) if probe => Some(fin),
+            _ => self.address_control().or(fin),
         }
     }
 }

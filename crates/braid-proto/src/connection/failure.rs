@@ -10,7 +10,7 @@
 //! connection after a bounded, configurable wait.
 
 use super::timer::Timer;
-use super::{Connection, Event};
+use super::{Connection, Event, Side};
 use crate::subflow::Lifecycle;
 use crate::time::{Duration, Instant};
 
@@ -47,7 +47,11 @@ impl Connection {
             return;
         }
         let waiting = self.send.una() < self.send.end();
-        let stuck = waiting && !self.subflows.iter().any(|s| s.usable() || s.state == Lifecycle::Joining);
+        // A client's joining subflow is still trying; a server's half-open
+        // one waits on a client that may have given it up (its slot opened
+        // by a Hello never expires), so it keeps no hope alive.
+        let client = self.session.side == Side::Client;
+        let stuck = waiting && !self.subflows.iter().any(|s| s.usable() || client && s.state == Lifecycle::Joining);
         if !stuck {
             self.timers.stop(Timer::Failure);
             return;

@@ -140,6 +140,12 @@ pub(super) fn confirmation_due(s: &Subflow) -> bool {
     matches!(s.join, JoinState::Confirm { first_pn: None, .. })
 }
 
+/// Client: every packet on `s` carries its confirmation (until one is
+/// acknowledged), so none carries a connection-level control.
+pub(super) fn confirming(s: &Subflow) -> bool {
+    matches!(s.join, JoinState::Confirm { .. })
+}
+
 impl Connection {
     /// Client: the first subflow opened starts at once, opening the
     /// connection (`Hello`); once one subflow is established, every other
@@ -325,14 +331,26 @@ impl Connection {
     }
 
     /// Server: a packet on subflow `i`, which is not open here, may open it:
-    /// `Hello` (with the client's key, if one is known already), or `Join`
-    /// with our token once the keys are known. Returns whether it did.
+    /// `Hello` (with the client's key, if one is known already), `Establish`
+    /// with both keys, or `Join` with our token once the keys are known.
+    /// Returns whether it did.
     pub(super) fn accept_subflow(&mut self, now: Instant, i: usize, packet: &Packet) -> bool {
         if self.session.side != Side::Server || !matches!(packet.frame, Frame::Data(_)) {
             return false;
         }
         let state = match (packet.control.as_deref(), self.session.remote_key()) {
             (Some(Control::Hello { key }), k) if k.is_none_or(|k| k == *key) => JoinState::AwaitEstablish,
+            // A subflow whose Hello raced the one that set the connection
+            // up, answered without state by an endpoint that keys its
+            // answers by address, with the same key when both came from one
+            // address: its client took the answer for the connection's and
+            // confirms with both keys. It opens as if its Hello had come
+            // here, and `server_handshake` checks the keys and completes it.
+            (Some(Control::Establish { client_key, server_key }), Some(k))
+                if *client_key == k && *server_key == self.session.local_key =>
+            {
+                JoinState::AwaitEstablish
+            }
             (Some(Control::Join { token, nonce, .. }), Some(client_key)) if *token == self.session.local_token() => {
                 let server_nonce = self.session.next_nonce();
                 let mac = truncated(join_mac(

@@ -22,8 +22,10 @@ impl Connection {
             let c = &self.config;
             if !self.subflows[i].on_rto(now, |s| subflow_rto(c, s)) {
                 // A lost lone probe: a zero-window probe, which the persist
-                // timer repeats, or a join's confirmation, re-sent here.
+                // timer repeats, or a join's confirmation or our FIN, both
+                // re-sent here.
                 self.on_confirmation_timeout(i);
+                self.on_lone_probe_timeout();
                 continue;
             }
             // RFC 5681 §3.1 (and Linux): repeated timeouts of the same data

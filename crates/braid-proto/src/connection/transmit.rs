@@ -2,7 +2,7 @@
 //! due acknowledgements, joins and probes, a subflow's own retransmissions,
 //! then data the scheduler places (reinjections first, then new data).
 
-use super::handshake::confirmation_due;
+use super::handshake::{confirmation_due, confirming};
 use super::timer::Timer;
 use super::Connection;
 use crate::packet::{AckFrame, Control, DataFrame, Frame, Packet};
@@ -44,16 +44,24 @@ impl Connection {
     }
 
     /// A subflow's opening probe, a confirmation that no packet carried
-    /// yet, or the probe that carries our FIN.
+    /// yet, or the probe that carries our FIN. A packet carries one
+    /// control, the handshake's first, so the FIN's probe goes on a
+    /// subflow that is not confirming its join.
     fn poll_probe(&mut self, now: Instant) -> Option<Packet> {
         let fin_probe_due = self.fin_probe_due();
         for i in 0..self.subflows.len() {
             let s = &self.subflows[i];
-            let fin_probe = fin_probe_due && s.usable();
+            let fin_probe = fin_probe_due && s.usable() && !confirming(s);
             if s.is_open() && (s.probe_pending || confirmation_due(s) || fin_probe) {
                 self.subflows[i].probe_pending = false;
                 self.fin.probed |= fin_probe;
-                return Some(self.send_data(now, i, self.send.nxt(), 0));
+                let p = self.send_data(now, i, self.send.nxt(), 0);
+                debug_assert!(
+                    !fin_probe || matches!(p.control.as_deref(), Some(Control::DataFin { .. })),
+                    "the FIN's probe carries {:?}",
+                    p.control
+                );
+                return Some(p);
             }
         }
         None
@@ -84,7 +92,7 @@ impl Connection {
             data_ack: self.data_ack_to_send(),
             window_end: self.advertised_window_end,
         };
-        let control = self.subflows[i].reply.take().or_else(|| self.connection_control());
+        let control = self.subflows[i].reply.take().or_else(|| self.connection_control(false));
         self.packet(i, Frame::Ack(frame), control)
     }
 
@@ -393,7 +401,7 @@ impl Connection {
             Chunk::Bytes(b) if len > 0 => b,
             _ => Vec::new(),
         };
-        let control = self.handshake_control(i, pn, len == 0).or_else(|| self.connection_control());
+        let control = self.handshake_control(i, pn, len == 0).or_else(|| self.connection_control(len == 0));
         let frame = Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload });
         self.packet(i, frame, control)
     }
