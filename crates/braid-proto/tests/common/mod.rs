@@ -1,6 +1,8 @@
 //! Helpers shared by the protocol's integration tests.
 #![allow(dead_code)]
 
+pub mod drive;
+
 /// xorshift64*: a tiny seeded generator so the tests need no dependency.
 pub struct Rng(pub u64);
 
