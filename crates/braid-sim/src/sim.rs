@@ -196,10 +196,13 @@ pub struct FlowOutcome {
     pub completed_at: Option<Instant>,
     /// Bytes that arrived different from what was sent (verified flows).
     pub corrupted_bytes: u64,
-    /// The sending connection gave up, and when.
+    /// The first of the flow's two connections to give up, and when (the
+    /// sender, or the receiver told of the sender's reset).
     pub failed: Option<(Instant, ConnectionError)>,
-    /// Subflows the sending connection closed for good (C-MPBBR closes the
-    /// one not worth keeping), by index, and when.
+    /// Subflows a controller of the flow closed for good (C-MPBBR closes
+    /// the one not worth keeping), by index, and when. Either endpoint's
+    /// are recorded; in a one-way flow only the sender's controller, which
+    /// sees the acknowledgements, ever closes one.
     pub closed_subflows: Vec<(usize, Instant)>,
     /// Delay from the sender's write to the receiver's in-order read.
     pub delay: DelayHistogram,
