@@ -352,8 +352,11 @@ impl Subflow {
                 self.state = Lifecycle::Established;
             }
             self.probe_pending = false;
-            // RFC 6298 (5.2, 5.3): stop or restart the timer.
-            self.rto_deadline = (self.bytes_in_flight > 0).then(|| now + rto(self));
+            // RFC 6298 (5.2, 5.3): stop or restart the timer. A zero-length
+            // probe still out (a join's confirmation, a FIN) keeps it
+            // running: its loss must be noticed.
+            let in_flight = self.bytes_in_flight > 0 || self.sent.iter().any(|p| p.state == State::InFlight);
+            self.rto_deadline = in_flight.then(|| now + rto(self));
         }
         out
     }
@@ -690,6 +693,24 @@ mod tests {
         assert_eq!(out.packets_acked, 0);
         assert!(s.potentially_failed());
         assert_eq!((s.rto_deadline(), s.rto_backoff), (deadline, backoff));
+    }
+
+    /// An acknowledgement that leaves only a zero-length probe out (a
+    /// join's confirmation, a FIN) restarts the timer rather than stopping
+    /// it, so the probe's loss is noticed; once nothing is out it stops.
+    /// (It stopped with no bytes in flight: a lost confirmation sent just
+    /// before an ACK of the opening was never re-sent, and the connection
+    /// never opened. Found by the `connection` fuzz target's driver.)
+    #[test]
+    fn a_probe_left_in_flight_keeps_the_timer() {
+        let mut s = Subflow::new(1000, false);
+        s.state = Lifecycle::Established;
+        s.on_sent(ms(0), 0, 1000, RTO);
+        s.on_sent(ms(10), 1000, 0, RTO);
+        s.on_ack(ms(50), &ack(1, &[]), 3, |_| RTO);
+        assert_eq!(s.rto_deadline(), Some(ms(50) + RTO));
+        s.on_ack(ms(60), &ack(2, &[]), 3, |_| RTO);
+        assert_eq!(s.rto_deadline(), None);
     }
 
     /// A subflow holds exactly the bytes of its segments in flight or
