@@ -115,6 +115,10 @@ pub enum Control {
     DataFin { dsn: u64 },
     /// Abort: the connection is over, with a reason code (MP_FASTCLOSE).
     Reset { code: u8 },
+    /// The subflow this packet travels on is closed or unknown at its
+    /// sender: the receiver closes its end (TCP's RST on a subflow, RFC
+    /// 8684's MP_TCPRST). Never answered.
+    SubflowReset,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

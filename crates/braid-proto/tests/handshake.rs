@@ -61,7 +61,8 @@ fn keys_on_the_first_subflow_then_authenticated_joins() {
 
 /// A third party that saw the server's token on the wire (but has no key)
 /// sends a join and data with a made-up HMAC: the subflow never opens, its
-/// data is never acknowledged or delivered.
+/// data is never acknowledged or delivered, and the subflow is reset (RFC
+/// 8684 §3.2), once.
 #[test]
 fn a_forged_join_is_refused() {
     let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 1);
@@ -82,14 +83,23 @@ fn a_forged_join_is_refused() {
     assert!(!taken(b.handle_datagram(T0, probe(2, 100, 100, Control::Establish { client_key: 1, server_key: 2 }))));
     assert!(!b.subflow_stats(7).unwrap().established);
     assert_eq!(b.readable(), 0, "nothing of the forged data is delivered");
-    assert!(std::iter::from_fn(|| b.poll_transmit(T0)).next().is_none(), "nothing acknowledged");
+    let resets_only = |b: &mut Connection, slot: u8| {
+        let sent: Vec<Packet> = std::iter::from_fn(|| b.poll_transmit(T0)).collect();
+        let reset = |p: &Packet| {
+            p.subflow == SubflowId(slot)
+                && p.control.as_deref() == Some(&Control::SubflowReset)
+                && matches!(&p.frame, Frame::Ack(a) if a.cumulative == 0 && a.sack_len == 0)
+        };
+        assert!(matches!(sent.as_slice(), [p] if reset(p)), "one reset, nothing acknowledged: {sent:?}");
+    };
+    resets_only(&mut b, 7);
     assert!(b.stats().invalid_packets >= 1);
     // A join naming another connection's token opens nothing at all.
     let wrong =
         Packet { subflow: SubflowId(8), ..probe(0, 0, 0, Control::Join { token: 99, nonce: 1, backup: false }) };
     b.handle_datagram(T0, wrong).unwrap();
     assert!(b.subflow_stats(8).is_none_or(|s| !s.established));
-    assert!(std::iter::from_fn(|| b.poll_transmit(T0)).next().is_none());
+    resets_only(&mut b, 8);
 }
 
 /// A recorded valid join, replayed (on the same or another subflow): the
@@ -121,6 +131,10 @@ fn a_replayed_join_is_refused() {
     assert!(!b.subflow_stats(5).unwrap().established);
     assert_eq!(b.stats().bytes_received, before, "the replayed data is not taken");
     assert!(b.stats().invalid_packets >= 1);
+    // The join whose HMAC failed is reset (RFC 8684 §3.2).
+    let sent: Vec<Packet> = std::iter::from_fn(|| b.poll_transmit(T0)).collect();
+    let reset = |p: &Packet| p.subflow == SubflowId(5) && p.control.as_deref() == Some(&Control::SubflowReset);
+    assert!(sent.iter().any(reset), "{sent:?}");
 }
 
 /// A server that answers a join with a MAC made without the keys is not the
@@ -333,4 +347,38 @@ fn a_half_open_slot_does_not_keep_a_stuck_server_alive() {
         b.handle_timeout(now);
     }
     assert!(matches!(b.error(), Some(braid_proto::ConnectionError::AllPathsDown { .. })), "{:?} at {now:?}", b.error());
+}
+
+/// A subflow the server closed is reset when the client uses it (TCP's
+/// RST on a subflow, RFC 8684's MP_TCPRST): the client closes its end and
+/// the data goes on the other subflow, with no timeout. (Nothing told the
+/// client: it waited for timeouts, and a FIN sent alone on that subflow
+/// was never acknowledged. Found by the `connection` fuzz target's
+/// driver, `tests/driven.rs`.)
+#[test]
+fn a_subflow_closed_at_one_end_is_reset_at_the_other() {
+    let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 2);
+    common::open(&mut a, &mut b, T0);
+    b.remove_subflow(SubflowId(0));
+    let data = vec![5u8; 100_000];
+    a.write(&data);
+    a.close();
+    let mut got = Vec::new();
+    let done = common::drive(
+        &mut a,
+        &mut b,
+        10,
+        10_000,
+        |a, b| {
+            common::read_all(b, &mut got);
+            a.is_finished() || got.len() == data.len() && b.peer_closed()
+        },
+        |_, _, _| false,
+    );
+    let at = done.expect("delivered and closed");
+    assert!(got == data);
+    assert!(at < T0 + braid_proto::Duration::from_millis(500), "no timeout waited for: {at:?}");
+    assert!(events(&mut a).contains(&Event::SubflowReset { subflow: SubflowId(0) }));
+    assert!(!a.subflow_stats(0).unwrap().established, "closed at the client too");
+    assert_eq!(a.subflow_stats(0).unwrap().counters.rtos, 0);
 }

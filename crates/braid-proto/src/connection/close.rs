@@ -15,7 +15,8 @@
 //! connection stops; a peer that receives it fails with the code.
 
 use super::{Connection, ConnectionError, Event};
-use crate::packet::{Control, Packet};
+use crate::packet::{Control, Packet, SubflowId};
+use crate::time::Instant;
 
 /// Where a direction of the stream stands at its end.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -57,6 +58,30 @@ impl Connection {
         self.fin.peer_done
     }
 
+    /// A packet arrived on subflow `id`, closed or unknown here (one this
+    /// side closed, a join it forgot or refused): the peer is told once,
+    /// so it closes its end rather than keep a subflow nobody answers on
+    /// (TCP answers a segment for no connection with a RST). A reset is
+    /// never answered.
+    pub(super) fn reset_subflow(&mut self, id: SubflowId) {
+        if !self.subflow_resets.contains(&id) {
+            self.subflow_resets.push(id);
+        }
+    }
+
+    /// The peer reset subflow `i`: closed here too, its data reinjected on
+    /// the others. Returns whether it was open.
+    pub(super) fn on_subflow_reset(&mut self, now: Instant, i: usize) -> bool {
+        if !self.subflows.get(i).is_some_and(|s| s.is_open()) {
+            return false;
+        }
+        let id = Self::id(i);
+        self.remove_subflow(id);
+        self.events.push_back(Event::SubflowReset { subflow: id });
+        self.check_liveness(now);
+        true
+    }
+
     /// Both directions are closed and acknowledged: nothing more will move.
     pub fn is_finished(&self) -> bool {
         self.fin.local_acked && self.fin.peer_done
@@ -73,10 +98,10 @@ impl Connection {
         self.fin.local.is_some_and(|f| !self.fin.local_acked && !self.fin.probed && self.send.una() == f)
     }
 
-    /// A subflow's timer fired with only a zero-length probe out, which may
-    /// be the one that carried our FIN: unless the FIN is acknowledged, it
-    /// goes out again on the next probe.
-    pub(super) fn on_lone_probe_timeout(&mut self) {
+    /// A probe that may have carried our FIN is lost (its subflow's timer
+    /// fired with only a zero-length probe out, or the subflow closed):
+    /// unless the FIN is acknowledged, it goes out again on the next probe.
+    pub(super) fn fin_probe_lost(&mut self) {
         self.fin.probed &= self.fin.local_acked;
     }
 

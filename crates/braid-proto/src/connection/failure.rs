@@ -1,5 +1,6 @@
-//! Giving up: a connection with data to deliver and no usable subflow for
-//! `Config::failure_timeout` fails, reports why, and sends nothing more.
+//! Giving up: a connection with data (or its FIN) to deliver and no usable
+//! subflow for `Config::failure_timeout` fails, reports why, and sends
+//! nothing more.
 //!
 //! Linux gives up on a TCP connection after `tcp_retries2` backed-off
 //! retransmissions (about 15 minutes with the default 15); MPTCP v0.96 ends
@@ -46,7 +47,8 @@ impl Connection {
         if self.error.is_some() {
             return;
         }
-        let waiting = self.send.una() < self.send.end();
+        // Data, or the FIN that ends it, waiting for an acknowledgement.
+        let waiting = self.send.una() < self.send.end() || self.fin.local.is_some() && !self.fin.local_acked;
         // A client's joining subflow is still trying; a server's half-open
         // one waits on a client that may have given it up (its slot opened
         // by a Hello never expires), so it keeps no hope alive.

@@ -317,7 +317,13 @@ impl Connection {
             (JoinState::AwaitJoinAck { client_nonce, server_nonce, .. }, Some(Control::JoinAck { mac })) => {
                 let client_key = self.session.remote_key().unwrap_or_default();
                 if *mac != join_mac(crypto, client_key, local_key, *client_nonce, *server_nonce) {
+                    // RFC 8684 §3.2: a join whose HMAC fails is reset. (A
+                    // client that took an older reply of a join this side
+                    // had forgotten and answered again confirms with the
+                    // older nonce, and would otherwise try forever.)
                     self.invalid_packets += 1;
+                    self.forget_join(i);
+                    self.reset_subflow(Self::id(i));
                     return Verdict::Drop;
                 }
                 self.subflows[i].join = JoinState::Done;

@@ -67,6 +67,9 @@ pub enum Event {
     SubflowRecovered { subflow: SubflowId },
     /// The congestion controller closed a subflow (C-MPBBR).
     SubflowClosed { subflow: SubflowId },
+    /// The peer reset a subflow (it was closed or unknown there): it is
+    /// closed here too, its data reinjected.
+    SubflowReset { subflow: SubflowId },
     /// The connection gave up or was reset: see [`Connection::error`].
     Failed(ConnectionError),
     /// The peer closed its stream and every byte of it has arrived.
@@ -179,6 +182,9 @@ pub struct Connection {
     error: Option<ConnectionError>,
     /// A reset to tell the peer about, on the next packet.
     reset_pending: Option<u8>,
+    /// Subflows a packet arrived on that are closed or unknown here: each
+    /// is reset once (`Control::SubflowReset`).
+    subflow_resets: Vec<SubflowId>,
     /// How each direction of the stream ends.
     fin: close::Fin,
     /// Server: addresses advertised (id, address, echoed by the client).
@@ -289,6 +295,7 @@ impl Connection {
             data_rto_backoff: 0,
             error: None,
             reset_pending: None,
+            subflow_resets: Vec::new(),
             fin: close::Fin::default(),
             advertised: Vec::new(),
             learned: Vec::new(),
@@ -346,6 +353,7 @@ impl Connection {
         let stranded = sf.close();
         self.queue_reinjection(&stranded);
         self.cc.on_path_removed(i);
+        self.fin_probe_lost();
     }
 
     pub fn subflow_count(&self) -> usize {

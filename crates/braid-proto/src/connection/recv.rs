@@ -7,7 +7,7 @@ use super::{subflow_rto, Connection, Event};
 use crate::ack_tracker::AckPolicy;
 use crate::autotune::TunedPath;
 use crate::cc::AckSample;
-use crate::packet::{AckFrame, DataFrame, Frame, Packet, PacketError, SubflowId};
+use crate::packet::{AckFrame, Control, DataFrame, Frame, Packet, PacketError, SubflowId};
 use crate::time::{Duration, Instant};
 
 impl Connection {
@@ -27,7 +27,11 @@ impl Connection {
             return Err(e);
         }
         let i = packet.subflow.index();
+        if matches!(packet.control.as_deref(), Some(Control::SubflowReset)) {
+            return Ok(self.on_subflow_reset(now, i));
+        }
         if !self.subflows.get(i).is_some_and(|s| s.is_open()) && !self.accept_subflow(now, i, &packet) {
+            self.reset_subflow(packet.subflow);
             return Ok(false);
         }
         if let Verdict::Drop = self.on_handshake(now, i, &packet) {

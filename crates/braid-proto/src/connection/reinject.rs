@@ -25,7 +25,7 @@ impl Connection {
                 // timer repeats, or a join's confirmation or our FIN, both
                 // re-sent here.
                 self.on_confirmation_timeout(i);
-                self.on_lone_probe_timeout();
+                self.fin_probe_lost();
                 continue;
             }
             // RFC 5681 §3.1 (and Linux): repeated timeouts of the same data

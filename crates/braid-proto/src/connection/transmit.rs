@@ -16,6 +16,9 @@ impl Connection {
         if self.error.is_some() {
             return self.poll_reset();
         }
+        if !self.subflow_resets.is_empty() {
+            return self.poll_subflow_reset();
+        }
         // One pass over the subflows on every transmit opportunity: the
         // first acknowledgement due goes out at once, and probes and a
         // subflow's own retransmissions are looked for only if one is owed.
@@ -71,14 +74,25 @@ impl Connection {
     fn poll_reset(&mut self) -> Option<Packet> {
         let code = self.reset_pending.take()?;
         let i = self.best_usable_subflow()?;
-        let frame = AckFrame {
+        Some(self.packet(i, Frame::Ack(self.bare_ack()), Some(Control::Reset { code })))
+    }
+
+    /// A reset owed for a subflow closed or unknown here, on a packet of
+    /// its own on that subflow.
+    fn poll_subflow_reset(&mut self) -> Option<Packet> {
+        let id = self.subflow_resets.pop()?;
+        Some(self.packet(id.index(), Frame::Ack(self.bare_ack()), Some(Control::SubflowReset)))
+    }
+
+    /// An acknowledgement of no packet, for a packet that only signals.
+    fn bare_ack(&self) -> AckFrame {
+        AckFrame {
             cumulative: 0,
             sack: [(0, 0); crate::packet::MAX_SACK_BLOCKS],
             sack_len: 0,
             data_ack: self.data_ack_to_send(),
             window_end: self.recv.window_end(),
-        };
-        Some(self.packet(i, Frame::Ack(frame), Some(Control::Reset { code })))
+        }
     }
 
     /// The acknowledgement due on subflow `i`.

@@ -25,7 +25,8 @@
 //! keys), 4 Join (token u64, nonce u64, flags u8: bit 0 backup), 5
 //! JoinReply (8-byte MAC, nonce u64), 6 JoinAck (32-byte MAC), 7 AddAddr (id
 //! u8, family u8 4 or 6, address, port u16, 8-byte MAC), 8 AddAddrEcho (id),
-//! 9 RemoveAddr (id), 10 DataFin (dsn varint), 11 Reset (code u8).
+//! 9 RemoveAddr (id), 10 DataFin (dsn varint), 11 Reset (code u8), 12
+//! SubflowReset.
 //!
 //! Zero bytes after a packet are padding and ignored; a packet carrying
 //! `Hello` is padded to [`HELLO_LEN`].
@@ -239,6 +240,7 @@ fn encode_control(c: &Control, out: &mut Vec<u8>) {
             varint::put(out, *dsn);
         }
         Control::Reset { code } => out.extend_from_slice(&[11, *code]),
+        Control::SubflowReset => out.push(12),
     }
 }
 
@@ -323,6 +325,7 @@ fn decode_control(rest: &mut &[u8]) -> Result<Control, DecodeError> {
         9 => Control::RemoveAddr { id: take_u8(rest)? },
         10 => Control::DataFin { dsn: varint::take(rest)? },
         11 => Control::Reset { code: take_u8(rest)? },
+        12 => Control::SubflowReset,
         t => return Err(DecodeError::Control(t)),
     })
 }

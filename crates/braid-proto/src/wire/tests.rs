@@ -28,6 +28,7 @@ fn control() -> impl Strategy<Value = Control> {
         any::<u8>().prop_map(|id| Control::RemoveAddr { id }),
         seq().prop_map(|dsn| Control::DataFin { dsn }),
         any::<u8>().prop_map(|code| Control::Reset { code }),
+        Just(Control::SubflowReset),
     ]
 }
 

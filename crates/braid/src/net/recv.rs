@@ -176,7 +176,8 @@ pub fn run(args: Args) -> Result<(), String> {
                 NetEvent::Protocol(
                     e @ (Event::SubflowEstablished { .. }
                     | Event::SubflowFailed { .. }
-                    | Event::SubflowRecovered { .. }),
+                    | Event::SubflowRecovered { .. }
+                    | Event::SubflowReset { .. }),
                 ) => out.notice(h, t, &format!("connection {}: {}", h.0, report::describe(&e))),
                 _ => {}
             }

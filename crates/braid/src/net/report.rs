@@ -95,6 +95,9 @@ pub fn describe(e: &braid_proto::Event) -> String {
         Event::SubflowEstablished { subflow } => format!("subflow {} established", subflow.0),
         Event::SubflowRecovered { subflow } => format!("subflow {} works again", subflow.0),
         Event::SubflowClosed { subflow } => format!("subflow {} closed", subflow.0),
+        Event::SubflowReset { subflow } => {
+            format!("subflow {} reset by the peer: its data goes on the others", subflow.0)
+        }
         Event::Failed(err) => format!("connection failed: {err}"),
         Event::PeerClosed => "the peer closed its side".into(),
         Event::Closed => "our close was acknowledged".into(),

@@ -230,6 +230,7 @@ pub fn run(args: Args) -> Result<(), String> {
                     | Event::SubflowFailed { .. }
                     | Event::SubflowRecovered { .. }
                     | Event::SubflowClosed { .. }
+                    | Event::SubflowReset { .. }
                     | Event::AddressAdvertised { .. }
                     | Event::AddressRemoved { .. }),
                 ) => out.notice(h, t, &report::describe(&e)),
