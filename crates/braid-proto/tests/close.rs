@@ -339,3 +339,32 @@ fn an_idle_sides_fin_probe_carries_the_fin_before_address_signals() {
     }
     assert!(events(&mut a).iter().any(|e| matches!(e, Event::AddressAdvertised { id: 3, .. })));
 }
+
+/// A side that closes its stream and its last subflow (in either order)
+/// before the FIN is acknowledged fails after the failure timeout, like
+/// one with data waiting and no path; it waited forever with no timer.
+/// (Found by the `connection` fuzz target's driver, `tests/driven.rs`.)
+#[test]
+fn closing_the_last_subflow_before_the_fin_is_acknowledged_fails() {
+    for fin_first in [true, false] {
+        let (a, mut b) = acking_every_packet();
+        let mut now = braid_proto::Instant::ZERO;
+        if fin_first {
+            b.close();
+        }
+        b.remove_subflow(braid_proto::SubflowId(0));
+        assert!(std::iter::from_fn(|| b.poll_transmit(now)).next().is_none(), "no subflow to send on");
+        if !fin_first {
+            b.close();
+            assert!(b.poll_transmit(now).is_none());
+        }
+        for _ in 0..3 {
+            let Some(t) = b.poll_timeout() else { break };
+            now = t;
+            b.handle_timeout(now);
+        }
+        let failed = matches!(b.error(), Some(ConnectionError::AllPathsDown { .. }));
+        assert!(failed, "FIN first: {fin_first}; {:?} at {now:?}", b.error());
+        assert!(!a.peer_closed());
+    }
+}

@@ -40,6 +40,7 @@ impl Connection {
     pub fn close(&mut self) {
         if self.fin.local.is_none() {
             self.fin.local = Some(self.send.end());
+            self.liveness_due = true;
         }
     }
 

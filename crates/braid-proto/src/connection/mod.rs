@@ -185,6 +185,10 @@ pub struct Connection {
     /// Subflows a packet arrived on that are closed or unknown here: each
     /// is reset once (`Control::SubflowReset`).
     subflow_resets: Vec<SubflowId>,
+    /// A subflow closed or the stream ended since the last transmit
+    /// opportunity, which may leave the connection stuck: looked at there
+    /// (the calls that did it have no clock to start the failure timer).
+    liveness_due: bool,
     /// How each direction of the stream ends.
     fin: close::Fin,
     /// Server: addresses advertised (id, address, echoed by the client).
@@ -296,6 +300,7 @@ impl Connection {
             error: None,
             reset_pending: None,
             subflow_resets: Vec::new(),
+            liveness_due: false,
             fin: close::Fin::default(),
             advertised: Vec::new(),
             learned: Vec::new(),
@@ -354,6 +359,7 @@ impl Connection {
         self.queue_reinjection(&stranded);
         self.cc.on_path_removed(i);
         self.fin_probe_lost();
+        self.liveness_due = true;
     }
 
     pub fn subflow_count(&self) -> usize {

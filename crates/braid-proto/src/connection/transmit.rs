@@ -19,6 +19,10 @@ impl Connection {
         if !self.subflow_resets.is_empty() {
             return self.poll_subflow_reset();
         }
+        if self.liveness_due {
+            self.liveness_due = false;
+            self.check_liveness(now);
+        }
         // One pass over the subflows on every transmit opportunity: the
         // first acknowledgement due goes out at once, and probes and a
         // subflow's own retransmissions are looked for only if one is owed.
