@@ -67,6 +67,7 @@ impl Connection {
     pub(super) fn reset_subflow(&mut self, id: SubflowId) {
         if !self.subflow_resets.contains(&id) {
             self.subflow_resets.push(id);
+            self.liveness_due = true;
         }
     }
 

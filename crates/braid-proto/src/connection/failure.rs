@@ -43,6 +43,7 @@ impl std::error::Error for ConnectionError {}
 impl Connection {
     /// Starts, stops or fires the failure timer after anything that may
     /// have changed whether a subflow is usable or data is waiting.
+    #[inline]
     pub(super) fn check_liveness(&mut self, now: Instant) {
         if self.error.is_some() {
             return;

@@ -185,9 +185,11 @@ pub struct Connection {
     /// Subflows a packet arrived on that are closed or unknown here: each
     /// is reset once (`Control::SubflowReset`).
     subflow_resets: Vec<SubflowId>,
-    /// A subflow closed or the stream ended since the last transmit
-    /// opportunity, which may leave the connection stuck: looked at there
-    /// (the calls that did it have no clock to start the failure timer).
+    /// A subflow closed or reset, or the stream ended, since the last
+    /// transmit opportunity, which may leave the connection stuck: looked
+    /// at there (the calls that did it have no clock to start the failure
+    /// timer), after the subflow resets owed. One flag for the rare cases,
+    /// so the common transmit opportunity tests one byte.
     liveness_due: bool,
     /// How each direction of the stream ends.
     fin: close::Fin,

@@ -16,10 +16,11 @@ impl Connection {
         if self.error.is_some() {
             return self.poll_reset();
         }
-        if !self.subflow_resets.is_empty() {
-            return self.poll_subflow_reset();
-        }
         if self.liveness_due {
+            // Subflow resets owed go first, one per call.
+            if let Some(p) = self.poll_subflow_reset() {
+                return Some(p);
+            }
             self.liveness_due = false;
             self.check_liveness(now);
         }
