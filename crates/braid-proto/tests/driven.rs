@@ -15,21 +15,18 @@ fn env(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// `BRAID_DRIVEN_FILE=path` runs one script from a file, such as an
-/// input the fuzz target saved.
+/// Seeded scripts of random bytes; `BRAID_DRIVEN_FILE=path` runs one
+/// script from a file instead (an input the fuzz target saved, say).
 #[test]
-fn a_script_file_keeps_the_oracle() {
+fn random_scripts_keep_the_oracle() {
     if let Ok(path) = std::env::var("BRAID_DRIVEN_FILE") {
         let script = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         eprintln!("{path}: {:?}", drive(&script));
+        return;
     }
-}
-
-#[test]
-fn random_scripts_keep_the_oracle() {
-    let first = env("BRAID_DRIVEN_FIRST", 0);
+    let (first, count) = (env("BRAID_DRIVEN_FIRST", 0), env("BRAID_DRIVEN", SCRIPTS));
     let (mut live, mut delivered, mut read) = (0, 0, 0);
-    for case in first..first + env("BRAID_DRIVEN", SCRIPTS) {
+    for case in first..first + count {
         let mut r = Rng(case.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let len = 16 + r.below(2000) as usize;
         let script: Vec<u8> = (0..len).map(|_| r.next() as u8).collect();
@@ -39,4 +36,8 @@ fn random_scripts_keep_the_oracle() {
         read += out.read[0] + out.read[1];
     }
     eprintln!("driven: {live} scripts checked for liveness, {delivered} datagrams delivered, {read} bytes read");
+    // The oracle's last part must keep its reach (about a quarter of the
+    // scripts end with no forged packet, failure, reset or closed client).
+    assert!(count < 100 || live * 10 >= count, "only {live} of {count} scripts reached the liveness check");
+    assert!(count < 100 || read > 0, "nothing was read");
 }
