@@ -352,11 +352,12 @@ impl Subflow {
                 self.state = Lifecycle::Established;
             }
             self.probe_pending = false;
-            // RFC 6298 (5.2, 5.3): stop or restart the timer. A zero-length
-            // probe still out (a join's confirmation, a FIN) keeps it
-            // running: its loss must be noticed.
-            let in_flight = self.bytes_in_flight > 0 || self.sent.iter().any(|p| p.state == State::InFlight);
-            self.rto_deadline = in_flight.then(|| now + rto(self));
+            // RFC 6298 (5.2, 5.3): stop or restart the timer. Anything still
+            // out keeps it running, a zero-length probe too (a join's
+            // confirmation, a FIN): its loss must be noticed. The scoreboard
+            // starts at its oldest packet in flight (`pop_resolved`), so it
+            // is empty exactly when nothing is.
+            self.rto_deadline = (!self.sent.is_empty()).then(|| now + rto(self));
         }
         out
     }

@@ -16,7 +16,6 @@
 
 use super::{Connection, ConnectionError, Event};
 use crate::packet::{Control, Packet, SubflowId};
-use crate::time::Instant;
 
 /// Where a direction of the stream stands at its end.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -72,15 +71,15 @@ impl Connection {
     }
 
     /// The peer reset subflow `i`: closed here too, its data reinjected on
-    /// the others. Returns whether it was open.
-    pub(super) fn on_subflow_reset(&mut self, now: Instant, i: usize) -> bool {
+    /// the others (`remove_subflow` has the liveness check made at the
+    /// next transmit opportunity). Returns whether it was open.
+    pub(super) fn on_subflow_reset(&mut self, i: usize) -> bool {
         if !self.subflows.get(i).is_some_and(|s| s.is_open()) {
             return false;
         }
         let id = Self::id(i);
         self.remove_subflow(id);
         self.events.push_back(Event::SubflowReset { subflow: id });
-        self.check_liveness(now);
         true
     }
 

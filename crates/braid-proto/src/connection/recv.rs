@@ -28,7 +28,7 @@ impl Connection {
         }
         let i = packet.subflow.index();
         if matches!(packet.control.as_deref(), Some(Control::SubflowReset)) {
-            return Ok(self.on_subflow_reset(now, i));
+            return Ok(self.on_subflow_reset(i));
         }
         if !self.subflows.get(i).is_some_and(|s| s.is_open()) && !self.accept_subflow(now, i, &packet) {
             self.reset_subflow(packet.subflow);

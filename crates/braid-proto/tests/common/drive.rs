@@ -253,7 +253,7 @@ pub fn drive(bytes: &[u8]) -> Outcome {
             }
         }
         net.transmit(&mut ends, now);
-        check_events(&mut ends);
+        drain_events(&mut ends);
     }
     // The network heals: everything is delivered, in order, until both
     // sides have read what the other wrote or nothing moves for long.
@@ -341,7 +341,8 @@ fn fire_timers(ends: &mut [End; 2], net: &mut Net, now: Instant) {
     }
 }
 
-fn check_events(ends: &mut [End; 2]) {
+/// Takes the connections' events, as a driver does (the oracle needs none).
+fn drain_events(ends: &mut [End; 2]) {
     for end in ends.iter_mut() {
         if let Some(c) = end.conn() {
             while c.poll_event().is_some() {}
