@@ -62,6 +62,16 @@ pub struct Config {
     /// With data waiting and no usable subflow for this long, the
     /// connection fails (see `Connection::error`).
     pub failure_timeout: Duration,
+    /// Client: join further subflows as soon as the server's key is known,
+    /// one round trip before the server has confirmed it holds the
+    /// connection. Only a server that keeps state from the opening (the
+    /// simulator's) can accept such a join; a server that answers openings
+    /// without state ([`crate::endpoint::Endpoint`]) drops a join that
+    /// overtakes the `Establish` it creates the connection from, and the
+    /// join is tried again only after its retransmission timeout. Off by
+    /// default, as in Linux, which joins once the connection is fully
+    /// established (the server's first DSS acknowledgement).
+    pub early_joins: bool,
 }
 
 impl Default for Config {
@@ -85,6 +95,7 @@ impl Default for Config {
             opportunistic_retransmission: None,
             nodelay: false,
             failure_timeout: Duration::from_secs(60),
+            early_joins: false,
         }
     }
 }

@@ -298,3 +298,64 @@ fn late_hello_answer(second: &str) {
     assert!(carried.iter().all(|&b| b > 0), "both subflows carried data: {carried:?}");
     assert_eq!(server.len(), 1);
 }
+
+/// The first path is slow (50 ms each way), the second fast (5 ms). The
+/// server holds no connection until the `Establish` on the slow path
+/// arrives, so a join sent beside it would overtake it and be dropped, and
+/// go out again only after its retransmission timeout (1 s). The join
+/// waits for the server's acknowledgement instead: the second subflow
+/// opens one fast round trip after it, at 215 ms (it opened at 1,115 ms).
+#[test]
+fn a_join_does_not_overtake_the_establish() {
+    let (mut client, mut server) = (endpoint(), endpoint());
+    let h = client.connect(0xabc).unwrap();
+    for _ in 0..2 {
+        client.connection(h).unwrap().add_subflow(false).unwrap();
+    }
+    client.connection(h).unwrap().write(&[1; 100_000]);
+    let from = |p: &Packet| if p.subflow == SubflowId(0) { addr(CLIENT) } else { addr(CLIENT_2) };
+    let delay = |p: &Packet| braid_proto::Duration::from_millis(if p.subflow == SubflowId(0) { 50 } else { 5 });
+    // In flight: (arrival, sequence) -> (to the server, source, bytes).
+    let mut flight: std::collections::BTreeMap<(Instant, u64), (bool, SocketAddr, Vec<u8>)> = Default::default();
+    let (mut now, mut seq, mut server_handle, mut opened) = (Instant::ZERO, 0u64, None, Vec::new());
+    let mut send = |flight: &mut std::collections::BTreeMap<_, _>, now: Instant, to_server: bool, p: &Packet| {
+        let mut bytes = Vec::new();
+        wire::encode(p, &mut bytes);
+        seq += 1;
+        flight.insert((now + delay(p), seq), (to_server, from(p), bytes));
+    };
+    while now < Instant::ZERO + braid_proto::Duration::from_secs(2) {
+        while let Some(e) = flight.first_entry().filter(|e| e.key().0 <= now) {
+            let (to_server, source, bytes) = e.remove();
+            if !to_server {
+                client.handle(now, addr(SERVER), &bytes);
+                continue;
+            }
+            match server.handle(now, source, &bytes) {
+                DatagramEvent::Reply(r) => send(&mut flight, now, false, &wire::decode(&r).unwrap()),
+                DatagramEvent::Connection { handle, .. } => server_handle = Some(handle),
+                DatagramEvent::Dropped(d) => panic!("{d:?} at {now:?}: a packet the server could not take"),
+            }
+        }
+        let c = client.connection(h).unwrap();
+        c.handle_timeout(now);
+        while let Some(p) = c.poll_transmit(now) {
+            send(&mut flight, now, true, &p);
+        }
+        if let Some(s) = server_handle {
+            let c = server.connection(s).unwrap();
+            c.handle_timeout(now);
+            while let Some(p) = c.poll_transmit(now) {
+                send(&mut flight, now, false, &p);
+            }
+            while let Some(e) = c.poll_event() {
+                if let braid_proto::Event::SubflowEstablished { subflow } = e {
+                    opened.push((subflow.0, now.as_nanos() / 1_000_000));
+                }
+            }
+            c.consume(u64::MAX);
+        }
+        now += braid_proto::Duration::from_millis(1);
+    }
+    assert_eq!(opened, [(0, 150), (1, 215)]);
+}

@@ -22,6 +22,9 @@ fn events(c: &mut Connection) -> Vec<Event> {
     std::iter::from_fn(|| c.poll_event()).collect()
 }
 
+/// Joins wait until the server has acknowledged an `Establish` (it may
+/// have answered the opening without state, and then holds no connection
+/// before that), as Linux joins once the connection is fully established.
 #[test]
 fn keys_on_the_first_subflow_then_authenticated_joins() {
     let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 3);
@@ -33,17 +36,15 @@ fn keys_on_the_first_subflow_then_authenticated_joins() {
     let reply = deliver(&mut b, &mut a);
     assert!(matches!(reply[0].control.as_deref(), Some(Control::HelloReply { key: 0x2222 })));
     assert_eq!(reply[0].cid, token(&RustCrypto, 0x1111), "packets to the client carry its token");
-    // Data on the first subflow carries both keys; the others join.
+    // Data on the first subflow carries both keys; nothing joins yet.
     let next = deliver(&mut a, &mut b);
     assert!(next.iter().all(|p| p.cid == b.token()));
     let data = next.iter().find(|p| p.subflow == SubflowId(0)).expect("data on subflow 0");
     assert_eq!(data.control.as_deref(), Some(&Control::Establish { client_key: 0x1111, server_key: 0x2222 }));
-    let joins: Vec<u8> = next
-        .iter()
-        .filter(|p| matches!(p.control.as_deref(), Some(Control::Join { .. })))
-        .map(|p| p.subflow.0)
-        .collect();
-    assert_eq!(joins, [1, 2]);
+    assert_eq!(joins(&next), [], "no join before the server confirmed");
+    // The server's acknowledgement confirms the connection: the others join.
+    deliver(&mut b, &mut a);
+    assert_eq!(joins(&deliver(&mut a, &mut b)), [1, 2]);
     for _ in 0..4 {
         deliver(&mut b, &mut a);
         deliver(&mut a, &mut b);
@@ -57,6 +58,25 @@ fn keys_on_the_first_subflow_then_authenticated_joins() {
     let mut buf = [0u8; 16];
     let n = b.read(&mut buf);
     assert_eq!(&buf[..n], b"hello");
+}
+
+/// With `Config::early_joins` (a server that keeps state from the
+/// opening, as the simulator's does) the others join as soon as the
+/// server's key is known, beside the first `Establish`.
+#[test]
+fn early_joins_go_out_with_the_establish() {
+    let (mut a, mut b) = common::pair(Config { early_joins: true, ..Config::default() }, "lia", "minrtt", 3);
+    a.write(b"hello");
+    deliver(&mut a, &mut b);
+    deliver(&mut b, &mut a);
+    let next = deliver(&mut a, &mut b);
+    assert!(next.iter().any(|p| matches!(p.control.as_deref(), Some(Control::Establish { .. }))));
+    assert_eq!(joins(&next), [1, 2]);
+}
+
+/// The subflows the `Join`s among `sent` open.
+fn joins(sent: &[Packet]) -> Vec<u8> {
+    sent.iter().filter(|p| matches!(p.control.as_deref(), Some(Control::Join { .. }))).map(|p| p.subflow.0).collect()
 }
 
 /// A third party that saw the server's token on the wire (but has no key)
@@ -143,10 +163,12 @@ fn a_replayed_join_is_refused() {
 fn a_forged_join_reply_closes_the_subflow() {
     let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 2);
     a.write(&[1; 100]);
-    deliver(&mut a, &mut b);
-    deliver(&mut b, &mut a);
+    for _ in 0..2 {
+        deliver(&mut a, &mut b);
+        deliver(&mut b, &mut a);
+    }
     let sent = deliver(&mut a, &mut b);
-    assert!(sent.iter().any(|p| matches!(p.control.as_deref(), Some(Control::Join { .. }))));
+    assert_eq!(joins(&sent), [1]);
     let forged = Packet {
         cid: 0,
         subflow: SubflowId(1),
@@ -209,10 +231,9 @@ fn a_joining_subflow_takes_nothing_before_the_reply() {
     a.write(b"hi");
     deliver(&mut a, &mut b); // Hello
     deliver(&mut b, &mut a); // HelloReply
-    let sent = deliver(&mut a, &mut b); // data with Establish, and the Join
-    assert!(sent
-        .iter()
-        .any(|p| p.subflow == SubflowId(1) && matches!(p.control.as_deref(), Some(Control::Join { .. }))));
+    deliver(&mut a, &mut b); // data with Establish
+    deliver(&mut b, &mut a); // its acknowledgement
+    assert_eq!(joins(&deliver(&mut a, &mut b)), [1]);
     let forged = Packet {
         cid: a.token(),
         subflow: SubflowId(1),

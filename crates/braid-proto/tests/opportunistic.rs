@@ -57,11 +57,14 @@ fn the_fast_subflow_resends_what_the_slow_one_holds_up() {
 }
 
 /// RTTs 20 and 60 ms: the slow subflow is not 4 times slower and its
-/// window is larger than 4 segments, so nothing is re-sent for it.
+/// window is larger than 4 segments, so the fast one re-sends nothing for
+/// it. (The slow one may re-send for the fast one: a timeout leaves the
+/// fast subflow a window of one segment, which the small-window rule
+/// overtakes whatever the RTTs.)
 #[test]
 fn a_subflow_less_than_four_times_slower_is_not_overtaken() {
     let (a, _) = transfer(None, 30, 0);
-    assert_eq!(reinjected(&a), [0, 0]);
+    assert_eq!(reinjected(&a)[0], 0, "{:?}", reinjected(&a));
 }
 
 /// The same 3x slower subflow losing every 4th data packet: its window

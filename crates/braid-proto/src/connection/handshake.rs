@@ -14,7 +14,9 @@
 //!   one, so a server that answered `Hello` without keeping state (see
 //!   `Endpoint`) can set the connection up from any of them (MP_CAPABLE in
 //!   v1 carries both keys on the third ACK and on data for the same reason).
-//! - Other subflows, once the first is established: the opening probe
+//! - Other subflows, once the server has acknowledged an `Establish` (it
+//!   may hold no connection before; see `joinable`), or with
+//!   `Config::early_joins` once the first is established: the opening probe
 //!   carries `Join{server token, client nonce, backup}`; the answer carries
 //!   `JoinReply{HMAC-B truncated to 64 bits, server nonce}`, with HMAC-B =
 //!   HMAC(server key || client key, server nonce || client nonce). A client
@@ -162,7 +164,7 @@ impl Connection {
 
     fn start_pending_joins(&mut self) {
         let keys = self.session.remote_key().is_some();
-        let connected = keys && self.subflows.iter().any(|s| s.is_established());
+        let connected = keys && self.subflows.iter().any(|s| s.is_established()) && self.joinable();
         let first = self.subflows.iter().position(|s| s.is_open());
         let first_failed = first.is_some_and(|i| self.subflows[i].potentially_failed());
         for i in 0..self.subflows.len() {
@@ -176,6 +178,21 @@ impl Connection {
             sf.probe_pending = true;
             self.unjoined = self.unjoined.saturating_sub(1);
         }
+    }
+
+    /// Client: whether the server can take a join (keys known aside). A
+    /// server that answered the opening without state holds the connection
+    /// only once an `Establish` reached it, so joins wait until one is
+    /// acknowledged, unless `Config::early_joins`. Should every subflow
+    /// carrying `Establish` close unacknowledged, nothing can confirm any
+    /// more: the joins go ahead, and either find the connection (only the
+    /// acknowledgement was lost) or time out, which lets it fail.
+    fn joinable(&self) -> bool {
+        let establishing =
+            |s: &Subflow| matches!(s.join, JoinState::Confirm { control: Control::Establish { .. }, .. });
+        self.config.early_joins
+            || self.subflows.iter().any(|s| s.join == JoinState::Done)
+            || !self.subflows.iter().any(|s| s.is_open() && establishing(s))
     }
 
     /// The handshake control a packet on subflow `i` carries, if any:

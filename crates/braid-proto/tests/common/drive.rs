@@ -130,6 +130,7 @@ pub fn drive(bytes: &[u8]) -> Outcome {
         quickacks: if flags & 32 != 0 { 16 } else { 0 },
         send_buffer: 64 * 1024,
         recv_buffer: if flags & 64 != 0 { 16 * 1024 } else { 96 * 1024 },
+        early_joins: flags & 128 != 0,
         failure_timeout: Duration::from_secs(20),
         ..Config::default()
     };
