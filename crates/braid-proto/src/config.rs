@@ -70,7 +70,10 @@ pub struct Config {
     /// overtakes the `Establish` it creates the connection from, and the
     /// join is tried again only after its retransmission timeout. Off by
     /// default, as in Linux, which joins once the connection is fully
-    /// established (the server's first DSS acknowledgement).
+    /// established: upstream on the server's first DSS acknowledgement,
+    /// MPTCP v0.96 on the first data acknowledgement of the first subflow
+    /// (`mptcp_become_fully_estab`, which calls the path manager's
+    /// `fully_established`, where the full mesh opens its subflows).
     pub early_joins: bool,
 }
 

@@ -18,10 +18,14 @@ const CLIENT_2: &str = "10.0.1.1:5001";
 const SERVER: &str = "10.0.0.2:443";
 
 fn endpoint() -> Endpoint {
+    endpoint_with("lia", "minrtt")
+}
+
+fn endpoint_with(cc: &str, scheduler: &str) -> Endpoint {
     Endpoint::new(EndpointConfig {
         connection: Config::default(),
-        cc: "lia".into(),
-        scheduler: "minrtt".into(),
+        cc: cc.into(),
+        scheduler: scheduler.into(),
         sched_settings: Default::default(),
         crypto: Arc::new(RustCrypto),
         secret: [42; 32],
@@ -307,55 +311,116 @@ fn late_hello_answer(second: &str) {
 /// opens one fast round trip after it, at 215 ms (it opened at 1,115 ms).
 #[test]
 fn a_join_does_not_overtake_the_establish() {
-    let (mut client, mut server) = (endpoint(), endpoint());
-    let h = client.connect(0xabc).unwrap();
-    for _ in 0..2 {
-        client.connection(h).unwrap().add_subflow(false).unwrap();
+    let run = Clean::run(("lia", "minrtt"), &[50, 5], 100_000, 0, 2_000);
+    assert_eq!(run.opened, [(0, 150), (1, 215)]);
+}
+
+/// On a network that loses and reorders nothing (one to four paths of
+/// random constant delays, each from its own address; data either way;
+/// any controller and scheduler),
+/// a connection needs no timer to recover anything: every subflow opens
+/// at both ends, every byte arrives, and no retransmission timeout fires
+/// anywhere. (The join that overtook the `Establish` needed one.)
+#[test]
+fn a_clean_network_needs_no_retransmission_timeout() {
+    let mut rng = Rng(11);
+    for case in 0..200 {
+        let paths: Vec<u64> = (0..1 + rng.below(4)).map(|_| 1 + rng.below(150)).collect();
+        let up = if rng.chance(0.7) { rng.below(400_000) as usize } else { 0 };
+        let down = if up == 0 || rng.chance(0.3) { rng.below(400_000) as usize } else { 0 };
+        let pick = |names: &[(&'static str, &str)], k: u64| names[k as usize % names.len()].0;
+        let cc = pick(braid_proto::cc::ALGORITHMS, rng.next());
+        let sched = pick(braid_proto::sched::ALGORITHMS, rng.next());
+        let run = Clean::run((cc, sched), &paths, up, down, 20_000);
+        let what = format!("case {case}: {cc}/{sched}, paths {paths:?} ms, {up} bytes up, {down} down");
+        assert_eq!((run.up, run.down), (up, down), "{what}: bytes delivered");
+        assert_eq!(run.opened.len(), paths.len(), "{what}: subflows opened at the server: {:?}", run.opened);
+        assert_eq!(run.rtos, 0, "{what}: retransmission timeouts");
     }
-    client.connection(h).unwrap().write(&[1; 100_000]);
-    let from = |p: &Packet| if p.subflow == SubflowId(0) { addr(CLIENT) } else { addr(CLIENT_2) };
-    let delay = |p: &Packet| braid_proto::Duration::from_millis(if p.subflow == SubflowId(0) { 50 } else { 5 });
-    // In flight: (arrival, sequence) -> (to the server, source, bytes).
-    let mut flight: std::collections::BTreeMap<(Instant, u64), (bool, SocketAddr, Vec<u8>)> = Default::default();
-    let (mut now, mut seq, mut server_handle, mut opened) = (Instant::ZERO, 0u64, None, Vec::new());
-    let mut send = |flight: &mut std::collections::BTreeMap<_, _>, now: Instant, to_server: bool, p: &Packet| {
-        let mut bytes = Vec::new();
-        wire::encode(p, &mut bytes);
-        seq += 1;
-        flight.insert((now + delay(p), seq), (to_server, from(p), bytes));
-    };
-    while now < Instant::ZERO + braid_proto::Duration::from_secs(2) {
-        while let Some(e) = flight.first_entry().filter(|e| e.key().0 <= now) {
-            let (to_server, source, bytes) = e.remove();
-            if !to_server {
-                client.handle(now, addr(SERVER), &bytes);
-                continue;
-            }
-            match server.handle(now, source, &bytes) {
-                DatagramEvent::Reply(r) => send(&mut flight, now, false, &wire::decode(&r).unwrap()),
-                DatagramEvent::Connection { handle, .. } => server_handle = Some(handle),
-                DatagramEvent::Dropped(d) => panic!("{d:?} at {now:?}: a packet the server could not take"),
-            }
+}
+
+/// A client and a server endpoint over lossless paths of constant one-way
+/// delay, subflow `i` on path `i` from address 10.0.i.1, run in 1 ms steps.
+struct Clean {
+    /// Server side: (subflow, ms) at which each subflow opened.
+    opened: Vec<(u8, u64)>,
+    /// Bytes the server read, and the client read.
+    up: usize,
+    down: usize,
+    /// Retransmission timeouts on every subflow of both ends.
+    rtos: u64,
+}
+
+impl Clean {
+    /// With `algorithms` (controller, scheduler), the client writes `up`
+    /// bytes and the server `down` (once it has the connection), for at
+    /// most `limit_ms`, stopping once both are read and every subflow is
+    /// open at the server.
+    fn run(algorithms: (&str, &str), delays_ms: &[u64], up: usize, down: usize, limit_ms: u64) -> Clean {
+        let (mut client, mut server) =
+            (endpoint_with(algorithms.0, algorithms.1), endpoint_with(algorithms.0, algorithms.1));
+        let h = client.connect(0xabc).unwrap();
+        for _ in delays_ms {
+            client.connection(h).unwrap().add_subflow(false).unwrap();
         }
-        let c = client.connection(h).unwrap();
-        c.handle_timeout(now);
-        while let Some(p) = c.poll_transmit(now) {
-            send(&mut flight, now, true, &p);
-        }
-        if let Some(s) = server_handle {
-            let c = server.connection(s).unwrap();
-            c.handle_timeout(now);
-            while let Some(p) = c.poll_transmit(now) {
-                send(&mut flight, now, false, &p);
-            }
-            while let Some(e) = c.poll_event() {
-                if let braid_proto::Event::SubflowEstablished { subflow } = e {
-                    opened.push((subflow.0, now.as_nanos() / 1_000_000));
+        let from = |p: &Packet| SocketAddr::from(([10, 0, p.subflow.0, 1], 5000));
+        let delay = |p: &Packet| braid_proto::Duration::from_millis(delays_ms[p.subflow.index()]);
+        // In flight: (arrival, sequence) -> (to the server, source, bytes).
+        let mut flight: std::collections::BTreeMap<(Instant, u64), (bool, SocketAddr, Vec<u8>)> = Default::default();
+        let mut seq = 0u64;
+        let mut send = |flight: &mut std::collections::BTreeMap<_, _>, now: Instant, to_server: bool, p: &Packet| {
+            let mut bytes = Vec::new();
+            wire::encode(p, &mut bytes);
+            seq += 1;
+            flight.insert((now + delay(p), seq), (to_server, from(p), bytes));
+        };
+        let (up_data, down_data) = (vec![1u8; up], vec![2u8; down]);
+        let (mut now, mut server_handle) = (Instant::ZERO, None);
+        let mut out = Clean { opened: Vec::new(), up: 0, down: 0, rtos: 0 };
+        let (mut written_up, mut written_down) = (0, 0);
+        let mut buf = vec![0u8; 65_536];
+        let end = Instant::ZERO + braid_proto::Duration::from_millis(limit_ms);
+        while now <= end && (out.up < up || out.down < down || out.opened.len() < delays_ms.len()) {
+            while let Some(e) = flight.first_entry().filter(|e| e.key().0 <= now) {
+                let (to_server, source, bytes) = e.remove();
+                if !to_server {
+                    client.handle(now, addr(SERVER), &bytes);
+                    continue;
+                }
+                match server.handle(now, source, &bytes) {
+                    DatagramEvent::Reply(r) => send(&mut flight, now, false, &wire::decode(&r).unwrap()),
+                    DatagramEvent::Connection { handle, .. } => server_handle = Some(handle),
+                    DatagramEvent::Dropped(d) => panic!("{d:?} at {now:?}: a packet the server could not take"),
                 }
             }
-            c.consume(u64::MAX);
+            let c = client.connection(h).unwrap();
+            c.handle_timeout(now);
+            written_up += c.write(&up_data[written_up..]);
+            out.down += c.read(&mut buf);
+            while let Some(p) = c.poll_transmit(now) {
+                send(&mut flight, now, true, &p);
+            }
+            if let Some(s) = server_handle {
+                let c = server.connection(s).unwrap();
+                c.handle_timeout(now);
+                written_down += c.write(&down_data[written_down..]);
+                out.up += c.read(&mut buf);
+                while let Some(p) = c.poll_transmit(now) {
+                    send(&mut flight, now, false, &p);
+                }
+                while let Some(e) = c.poll_event() {
+                    if let braid_proto::Event::SubflowEstablished { subflow } = e {
+                        out.opened.push((subflow.0, now.as_nanos() / 1_000_000));
+                    }
+                }
+            }
+            now += braid_proto::Duration::from_millis(1);
         }
-        now += braid_proto::Duration::from_millis(1);
+        let rtos = |c: &mut braid_proto::Connection| {
+            (0..c.subflow_count()).filter_map(|i| c.subflow_stats(i)).map(|s| s.counters.rtos).sum::<u64>()
+        };
+        out.rtos =
+            rtos(client.connection(h).unwrap()) + server_handle.map_or(0, |s| rtos(server.connection(s).unwrap()));
+        out
     }
-    assert_eq!(opened, [(0, 150), (1, 215)]);
 }
