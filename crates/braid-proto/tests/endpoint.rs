@@ -339,6 +339,24 @@ fn a_clean_network_needs_no_retransmission_timeout() {
     }
 }
 
+/// One transmit opportunity of `c` at `now`: its due timers, then it writes
+/// what it can of `data` past `written`, reads into `buf` (counting into
+/// `read`) and hands every packet it has to `send`.
+fn turn(
+    c: &mut braid_proto::Connection,
+    now: Instant,
+    (data, written): (&[u8], &mut usize),
+    (buf, read): (&mut [u8], &mut usize),
+    mut send: impl FnMut(&Packet),
+) {
+    c.handle_timeout(now);
+    *written += c.write(&data[*written..]);
+    *read += c.read(buf);
+    while let Some(p) = c.poll_transmit(now) {
+        send(&p);
+    }
+}
+
 /// A client and a server endpoint over lossless paths of constant one-way
 /// delay, subflow `i` on path `i` from address 10.0.i.1, run in 1 ms steps.
 struct Clean {
@@ -394,20 +412,12 @@ impl Clean {
                 }
             }
             let c = client.connection(h).unwrap();
-            c.handle_timeout(now);
-            written_up += c.write(&up_data[written_up..]);
-            out.down += c.read(&mut buf);
-            while let Some(p) = c.poll_transmit(now) {
-                send(&mut flight, now, true, &p);
-            }
+            turn(c, now, (&up_data, &mut written_up), (&mut buf, &mut out.down), |p| send(&mut flight, now, true, p));
             if let Some(s) = server_handle {
                 let c = server.connection(s).unwrap();
-                c.handle_timeout(now);
-                written_down += c.write(&down_data[written_down..]);
-                out.up += c.read(&mut buf);
-                while let Some(p) = c.poll_transmit(now) {
-                    send(&mut flight, now, false, &p);
-                }
+                turn(c, now, (&down_data, &mut written_down), (&mut buf, &mut out.up), |p| {
+                    send(&mut flight, now, false, p)
+                });
                 while let Some(e) = c.poll_event() {
                     if let braid_proto::Event::SubflowEstablished { subflow } = e {
                         out.opened.push((subflow.0, now.as_nanos() / 1_000_000));
