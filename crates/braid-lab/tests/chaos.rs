@@ -227,12 +227,10 @@ fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, limits: &Limits, compet
         t += &format!("min_rto = \"{}ms\"\n", rng.gen_range(1..=300));
     }
     if rng.gen_bool(0.2) {
-        t += &format!(
-            "quickacks = {}\nrestart_after_idle = {}\nearly_joins = {}\n",
-            rng.gen_range(0..=16),
-            rng.gen_bool(0.5),
-            rng.gen_bool(0.5)
-        );
+        t += &format!("quickacks = {}\nrestart_after_idle = {}\n", rng.gen_range(0..=16), rng.gen_bool(0.5));
+    }
+    if rng.gen_bool(0.5) {
+        t += "early_joins = false\n";
     }
     if rng.gen_bool(0.25) {
         // A constant-rate source at up to twice the slowest path's rate,

@@ -313,6 +313,7 @@ fn late_hello_answer(second: &str) {
 fn a_join_does_not_overtake_the_establish() {
     let run = Clean::run(("lia", "minrtt"), &[50, 5], 100_000, 0, 2_000);
     assert_eq!(run.opened, [(0, 150), (1, 215)]);
+    assert_eq!(run.dropped, 0);
 }
 
 /// On a network that loses and reorders nothing (one to four paths of
@@ -334,6 +335,7 @@ fn a_clean_network_needs_no_retransmission_timeout() {
         assert_eq!((run.up, run.down), (up, down), "{what}: bytes delivered");
         assert_eq!(run.opened.len(), paths.len(), "{what}: subflows opened at the server: {:?}", run.opened);
         assert_eq!(run.rtos, 0, "{what}: retransmission timeouts");
+        assert_eq!(run.dropped, 0, "{what}: datagrams the server dropped");
     }
 }
 
@@ -375,6 +377,9 @@ struct Clean {
     down: usize,
     /// Retransmission timeouts on every subflow of both ends.
     rtos: u64,
+    /// Datagrams the server's endpoint dropped (a join for a connection it
+    /// does not hold yet, ...).
+    dropped: u64,
 }
 
 impl Clean {
@@ -416,7 +421,7 @@ impl Clean {
         };
         let (up_data, down_data) = (vec![1u8; up], vec![2u8; down]);
         let (mut now, mut server_handle) = (Instant::ZERO, None);
-        let mut out = Clean { opened: Vec::new(), up: 0, down: 0, rtos: 0 };
+        let mut out = Clean { opened: Vec::new(), up: 0, down: 0, rtos: 0, dropped: 0 };
         let (mut written_up, mut written_down) = (0, 0);
         let mut buf = vec![0u8; 65_536];
         let end = Instant::ZERO + braid_proto::Duration::from_millis(limit_ms);
@@ -430,7 +435,7 @@ impl Clean {
                 match server.handle(now, source, &bytes) {
                     DatagramEvent::Reply(r) => send(&mut flight, now, false, &wire::decode(&r).unwrap()),
                     DatagramEvent::Connection { handle, .. } => server_handle = Some(handle),
-                    DatagramEvent::Dropped(d) => panic!("{d:?} at {now:?}: a packet the server could not take"),
+                    DatagramEvent::Dropped(_) => out.dropped += 1,
                 }
             }
             let c = client.connection(h).unwrap();

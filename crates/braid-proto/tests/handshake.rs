@@ -403,3 +403,34 @@ fn a_subflow_closed_at_one_end_is_reset_at_the_other() {
     assert!(!a.subflow_stats(0).unwrap().established, "closed at the client too");
     assert_eq!(a.subflow_stats(0).unwrap().counters.rtos, 0);
 }
+
+/// A client with nothing to send confirms the connection on a probe of its
+/// own, and its path dies just after the server took it. The confirmation
+/// is never acknowledged, and a lone probe's timeout says nothing about
+/// the path, so a client that waited for the acknowledgement before
+/// joining would never open its other subflow: once the probe has timed
+/// out, the other subflow joins, and the server's data arrives over it.
+#[test]
+fn a_silent_client_joins_once_its_confirmation_timed_out() {
+    let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 2);
+    let data: Vec<u8> = (0..100_000u32).map(|i| (i % 249) as u8).collect();
+    assert_eq!(b.write(&data), data.len());
+    let mut path0_dead = false;
+    let drop = |_, to_b: bool, p: &Packet| {
+        if p.subflow != SubflowId(0) {
+            return false;
+        }
+        let lost = path0_dead;
+        path0_dead |= to_b && matches!(p.control.as_deref(), Some(Control::Establish { .. }));
+        lost
+    };
+    let mut got = Vec::new();
+    let done = |a: &mut Connection, _: &mut Connection| {
+        common::read_all(a, &mut got);
+        got.len() == data.len()
+    };
+    let end = common::drive(&mut a, &mut b, 10, 60_000, done, drop).expect("the server's data arrives");
+    assert!(got == data);
+    assert!(a.subflow_stats(1).unwrap().established && b.subflow_stats(1).unwrap().established);
+    println!("delivered by {end:?}");
+}

@@ -64,7 +64,13 @@ fn the_fast_subflow_resends_what_the_slow_one_holds_up() {
 #[test]
 fn a_subflow_less_than_four_times_slower_is_not_overtaken() {
     let (a, _) = transfer(None, 30, 0);
+    let fast_timeouts = a.subflow_stats(0).unwrap().counters.rtos;
     assert_eq!(reinjected(&a)[0], 0, "{:?}", reinjected(&a));
+    assert!(
+        reinjected(&a)[1] == 0 || fast_timeouts > 0,
+        "the slow one re-sent {:?} for a fast one that never timed out",
+        reinjected(&a)
+    );
 }
 
 /// The same 3x slower subflow losing every 4th data packet: its window

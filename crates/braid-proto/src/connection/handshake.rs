@@ -150,11 +150,13 @@ pub(super) fn confirming(s: &Subflow) -> bool {
 
 impl Connection {
     /// Client: the first subflow opened starts at once, opening the
-    /// connection (`Hello`); once one subflow is established, every other
-    /// joins (`Join`). Should the first one's opening time out (its path is
-    /// down), the next opens the connection instead of waiting on a dead
-    /// path (where the kernel would give up). Called on every transmit
-    /// opportunity: the common case (nothing left to join) is decided inline.
+    /// connection (`Hello`); every other joins (`Join`) once the server
+    /// holds the connection (see `joinable`), or with `Config::early_joins`
+    /// once one subflow is established. Should the first one's opening time
+    /// out (its path is down), the next opens the connection instead of
+    /// waiting on a dead path (where the kernel would give up). Called on
+    /// every transmit opportunity: the common case (nothing left to join)
+    /// is decided inline.
     #[inline]
     pub(super) fn start_joins(&mut self) {
         if self.unjoined != 0 && self.session.side == Side::Client {
@@ -164,12 +166,21 @@ impl Connection {
 
     fn start_pending_joins(&mut self) {
         let keys = self.session.remote_key().is_some();
-        let connected = keys && self.subflows.iter().any(|s| s.is_established()) && self.joinable();
         let first = self.subflows.iter().position(|s| s.is_open());
         let first_failed = first.is_some_and(|i| self.subflows[i].potentially_failed());
+        // Until the keys are known, the first open subflow opens the
+        // connection, and every one once that one's opening timed out.
+        // Early joins keep those rules after; otherwise a join waits for
+        // the server, whichever subflow it is.
+        let first_opens = !keys || self.config.early_joins;
+        let all = match (keys, self.config.early_joins) {
+            (false, _) => first_failed,
+            (true, true) => first_failed || self.subflows.iter().any(|s| s.is_established()),
+            (true, false) => self.joinable(),
+        };
         for i in 0..self.subflows.len() {
             let sf = &self.subflows[i];
-            if sf.join != JoinState::Pending || !sf.is_open() || !(connected || first_failed || Some(i) == first) {
+            if sf.join != JoinState::Pending || !sf.is_open() || !(all || first_opens && Some(i) == first) {
                 continue;
             }
             let join = if keys { JoinState::Join { nonce: self.session.next_nonce() } } else { JoinState::Hello };
@@ -180,19 +191,19 @@ impl Connection {
         }
     }
 
-    /// Client: whether the server can take a join (keys known aside). A
-    /// server that answered the opening without state holds the connection
-    /// only once an `Establish` reached it, so joins wait until one is
-    /// acknowledged, unless `Config::early_joins`. Should every subflow
-    /// carrying `Establish` close unacknowledged, nothing can confirm any
-    /// more: the joins go ahead, and either find the connection (only the
-    /// acknowledgement was lost) or time out, which lets it fail.
+    /// Client, keys known: whether the server can take a join. A server
+    /// that answered the opening without state holds the connection only
+    /// once an `Establish` reached it, so joins wait until one is
+    /// acknowledged. They go ahead without that once every open subflow
+    /// carrying `Establish` has timed out (its path may be down, or it is
+    /// closed): they either find the connection (only the acknowledgement
+    /// was lost) or time out, which lets the connection fail; waiting on
+    /// would leave a client with nothing to send hanging on a dead path.
     fn joinable(&self) -> bool {
         let establishing =
             |s: &Subflow| matches!(s.join, JoinState::Confirm { control: Control::Establish { .. }, .. });
-        self.config.early_joins
-            || self.subflows.iter().any(|s| s.join == JoinState::Done)
-            || !self.subflows.iter().any(|s| s.is_open() && establishing(s))
+        self.subflows.iter().any(|s| s.join == JoinState::Done)
+            || !self.subflows.iter().any(|s| s.is_open() && establishing(s) && s.first_timeout())
     }
 
     /// The handshake control a packet on subflow `i` carries, if any:

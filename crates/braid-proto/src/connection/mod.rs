@@ -334,8 +334,9 @@ impl Connection {
     }
 
     /// Client: opens a subflow and returns its id, which names it on the
-    /// wire. The first opens the connection; the others join once it is
-    /// open. (The server learns of subflows from the client's packets.)
+    /// wire. The first opens the connection; the others join once the
+    /// server holds it (`Config::early_joins`: once the first is open).
+    /// (The server learns of subflows from the client's packets.)
     pub fn add_subflow(&mut self, backup: bool) -> Result<SubflowId, TooManySubflows> {
         let i = self.subflows.len();
         let id = SubflowId::from_index(i).filter(|_| self.session.side == Side::Client).ok_or(TooManySubflows)?;

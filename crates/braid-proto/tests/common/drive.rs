@@ -121,8 +121,9 @@ pub fn drive(bytes: &[u8]) -> Outcome {
     let cc_name = ccs[usize::from(s.byte()) % ccs.len()].0;
     let sched_name = scheds[usize::from(s.byte()) % scheds.len()].0;
     let flags = s.byte();
+    let sizes = s.byte();
     let config = Config {
-        mss: [1448, 1200, 536, 64][usize::from(s.byte() % 4)],
+        mss: [1448, 1200, 536, 64][usize::from(sizes % 4)],
         ack_every: u32::from(flags & 3) + 1,
         nodelay: flags & 4 != 0,
         opportunistic_retransmission: Some(flags & 8 != 0),
@@ -130,7 +131,7 @@ pub fn drive(bytes: &[u8]) -> Outcome {
         quickacks: if flags & 32 != 0 { 16 } else { 0 },
         send_buffer: 64 * 1024,
         recv_buffer: if flags & 64 != 0 { 16 * 1024 } else { 96 * 1024 },
-        early_joins: flags & 128 != 0,
+        early_joins: sizes & 4 != 0,
         failure_timeout: Duration::from_secs(20),
         ..Config::default()
     };
