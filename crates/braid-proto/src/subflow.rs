@@ -68,6 +68,8 @@ pub struct SubflowCounters {
     pub reinjected_bytes: u64,
     pub packets_lost: u64,
     pub rtos: u64,
+    /// Timeouts an acknowledgement later showed were spurious (undone).
+    pub spurious_rtos: u64,
     /// Payload bytes received here that were new to the connection.
     pub bytes_received_new: u64,
 }
@@ -84,6 +86,17 @@ pub struct AckOutcome {
     /// The subflow's delivered count when the newest packet this ACK covers
     /// was sent: an ACK with this at or past a mark ends a round trip.
     pub prior_delivered: Option<u64>,
+    /// The last timeout was spurious: undo its window cut.
+    pub spurious_timeout: bool,
+}
+
+/// What a timeout declared lost: the runs `[from, to)` of packets then in
+/// flight (packets between them were acknowledged already), and the first
+/// packet number sent after it.
+#[derive(Debug)]
+struct TimedOut {
+    lost: Vec<(u64, u64)>,
+    after: u64,
 }
 
 /// Where a subflow is in its life.
@@ -132,6 +145,9 @@ pub struct Subflow {
     pub rtt: RttEstimator,
     rto_deadline: Option<Instant>,
     rto_backoff: u32,
+    /// The packets the last timeout that cut the window declared lost,
+    /// while an acknowledgement may still show they arrived.
+    timed_out: Option<Box<TimedOut>>,
     /// A zero-length probe should go out (a failed path with nothing to resend).
     pub probe_pending: bool,
     /// Earliest time the pacer lets the next packet out (when the
@@ -188,6 +204,7 @@ impl Subflow {
             rtt: RttEstimator::new(),
             rto_deadline: None,
             rto_backoff: 0,
+            timed_out: None,
             probe_pending: false,
             next_send_time: Instant::ZERO,
             last_data_sent: None,
@@ -313,6 +330,9 @@ impl Subflow {
         rto: impl Fn(&Self) -> Duration,
     ) -> AckOutcome {
         let mut out = AckOutcome::default();
+        if self.timed_out.is_some() {
+            out.spurious_timeout = self.timeout_was_spurious(ack);
+        }
         // The most recently sent packet this ACK newly covers, copied before
         // the scoreboard drops it: it gives the RTT and rate samples.
         let mut newest: Option<(u64, Sent)> = None;
@@ -360,6 +380,36 @@ impl Subflow {
             self.rto_deadline = (!self.sent.is_empty()).then(|| now + rto(self));
         }
         out
+    }
+
+    /// Whether `ack` shows the last timeout spurious: it acknowledges a
+    /// packet the timeout declared lost, and the receiver sent it before it
+    /// saw any packet sent after the timeout. That packet had arrived, late
+    /// or not yet acknowledged: Linux's F-RTO rule with SACK ("never
+    /// retransmitted data are (s)acked", RFC 5682 section 3.1 step 3b, which
+    /// undoes in `tcp_process_loss`), and Eifel's (RFC 3522) with packet
+    /// numbers for timestamps. Once the receiver has a packet from after
+    /// the timeout, whose `pn_floor` lets its cumulative acknowledgement
+    /// pass the declared-lost packets, an acknowledgement no longer tells,
+    /// and detection ends; so a timeout after every acknowledgement of a
+    /// window was lost, which F-RTO undoes on a cumulative acknowledgement
+    /// beyond the retransmission, stays.
+    fn timeout_was_spurious(&mut self, ack: &AckFrame) -> bool {
+        let Some(t) = &self.timed_out else { return false };
+        let reach = ack.sack_blocks().iter().fold(ack.cumulative, |r, &(_, e)| r.max(e));
+        if reach > t.after {
+            self.timed_out = None;
+            return false;
+        }
+        let covered = |&(from, to): &(u64, u64)| {
+            ack.cumulative > from || ack.sack_blocks().iter().any(|&(s, e)| s < to && e > from)
+        };
+        let spurious = t.lost.iter().any(covered);
+        if spurious {
+            self.timed_out = None;
+            self.counters.spurious_rtos += 1;
+        }
+        spurious
     }
 
     fn mark_acked(&mut self, pn: u64, out: &mut AckOutcome, newest: &mut Option<(u64, Sent)>) {
@@ -498,6 +548,19 @@ impl Subflow {
     pub fn on_rto(&mut self, now: Instant, rto: impl Fn(&Self) -> Duration) -> bool {
         let lone_probe = self.usable() && self.bytes_in_flight == 0 && self.retransmit.is_empty();
         self.counters.rtos += 1;
+        // The timeout that cuts the window (the connection calls the
+        // controller for the first of a series, with data in flight).
+        if self.bytes_in_flight > 0 && self.first_timeout() {
+            let mut lost: Vec<(u64, u64)> = Vec::new();
+            for (pn, p) in (self.base_pn..).zip(&self.sent) {
+                match lost.last_mut() {
+                    _ if p.state != State::InFlight => {}
+                    Some(run) if run.1 == pn => run.1 = pn + 1,
+                    _ => lost.push((pn, pn + 1)),
+                }
+            }
+            self.timed_out = Some(Box::new(TimedOut { lost, after: self.next_pn }));
+        }
         for p in self.sent.iter_mut().filter(|p| p.state == State::InFlight) {
             p.state = State::Lost;
             self.counters.packets_lost += 1;
@@ -564,6 +627,49 @@ mod tests {
     }
 
     const RTO: Duration = Duration::from_secs(1);
+
+    /// Four packets, three of them timed out; an ACK of some of those, sent
+    /// before the receiver saw anything sent after the timeout, shows the
+    /// timeout was spurious (once). An ACK reaching a packet sent after the
+    /// timeout proves nothing: the receiver's cumulative point may have
+    /// jumped the declared-lost packets on that packet's `pn_floor`. Nor
+    /// does an ACK of a packet acknowledged before the timeout.
+    #[test]
+    fn a_late_ack_of_timed_out_packets_shows_the_timeout_spurious() {
+        let timed_out = || {
+            let mut s = Subflow::new(1000, false);
+            s.on_established();
+            for k in 0..4 {
+                s.on_sent(ms(k), k * 1000, 1000, RTO);
+            }
+            s.on_ack(ms(50), &ack(1, &[]), 3, |_| RTO);
+            assert!(s.on_rto(ms(1100), |_| RTO));
+            s.on_sent(ms(1100), 1000, 1000, RTO); // the retransmission, packet 4
+            s
+        };
+        let mut s = timed_out();
+        assert!(s.on_ack(ms(1150), &ack(1, &[(2, 3)]), 3, |_| RTO).spurious_timeout, "SACK of packet 2");
+        assert!(!s.on_ack(ms(1160), &ack(4, &[]), 3, |_| RTO).spurious_timeout, "only once");
+        assert_eq!(s.counters.spurious_rtos, 1);
+        let mut s = timed_out();
+        assert!(s.on_ack(ms(1150), &ack(3, &[]), 3, |_| RTO).spurious_timeout, "cumulative through packet 2");
+        let mut s = timed_out();
+        assert!(!s.on_ack(ms(1150), &ack(1, &[]), 3, |_| RTO).spurious_timeout, "packet 0 was acknowledged before");
+        assert!(!s.on_ack(ms(1200), &ack(5, &[]), 3, |_| RTO).spurious_timeout, "reaches the retransmission");
+        assert!(!s.on_ack(ms(1210), &ack(5, &[(0, 4)]), 3, |_| RTO).spurious_timeout, "detection has ended");
+        assert_eq!(s.counters.spurious_rtos, 0);
+        // Packet 2 was acknowledged (SACK) before the timeout, which then
+        // declared 1 and 3 lost: its acknowledgement repeated says nothing.
+        let mut s = Subflow::new(1000, false);
+        s.on_established();
+        for k in 0..4 {
+            s.on_sent(ms(k), k * 1000, 1000, RTO);
+        }
+        s.on_ack(ms(50), &ack(1, &[(2, 3)]), 3, |_| RTO);
+        assert!(s.on_rto(ms(1100), |_| RTO));
+        assert!(!s.on_ack(ms(1150), &ack(1, &[(2, 3)]), 3, |_| RTO).spurious_timeout, "packet 2 again");
+        assert!(s.on_ack(ms(1160), &ack(1, &[(2, 4)]), 3, |_| RTO).spurious_timeout, "packet 3");
+    }
 
     /// `tcp_cwnd_validate` / `tcp_is_cwnd_limited` by hand: the largest
     /// flight of a window and whether the window was full then decide.

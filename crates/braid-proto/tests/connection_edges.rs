@@ -302,3 +302,46 @@ fn without_subflows_only_waiting_data_fails_the_connection() {
     a.handle_timeout(deadline);
     assert!(a.error().is_some(), "data waited with no subflow for the timeout");
 }
+
+/// A delay spike: a window's acknowledgements arrive after the sender's
+/// retransmission timer fired, before its retransmission reached the
+/// receiver. They show the timeout was spurious, and the window it cut
+/// comes back, as Linux undoes it (Eifel detection, here by packet
+/// number). When the window's packets really were lost, the cut stays.
+#[test]
+fn a_spurious_timeout_gives_the_window_back() {
+    let run = |acks_arrive: bool| {
+        let (mut a, mut b) = common::pair(Config { ack_every: 1, ..Config::default() }, "reno", "minrtt", 1);
+        let t0 = Instant::ZERO + Duration::from_millis(10);
+        common::open(&mut a, &mut b, Instant::ZERO);
+        a.write_zeros(1_000_000);
+        let window: Vec<_> = std::iter::from_fn(|| a.poll_transmit(t0)).collect();
+        let before = a.subflow_stats(0).unwrap().cwnd;
+        if acks_arrive {
+            window.into_iter().for_each(|p| assert!(b.handle_datagram(t0, p).unwrap()));
+        }
+        let held: Vec<_> = std::iter::from_fn(|| b.poll_transmit(t0)).collect();
+        let mut now = t0;
+        while a.subflow_stats(0).unwrap().counters.rtos == 0 {
+            now = a.poll_timeout().expect("the retransmission timer");
+            a.handle_timeout(now);
+        }
+        assert_eq!(a.subflow_stats(0).unwrap().cwnd, 1448, "the timeout cuts the window");
+        let retransmission: Vec<_> = std::iter::from_fn(|| a.poll_transmit(now)).collect();
+        let later = now + Duration::from_millis(1);
+        let acks = if acks_arrive {
+            held
+        } else {
+            retransmission.into_iter().for_each(|p| assert!(b.handle_datagram(later, p).unwrap()));
+            std::iter::from_fn(|| b.poll_transmit(later)).collect()
+        };
+        acks.into_iter().for_each(|p| assert!(a.handle_datagram(later, p).unwrap()));
+        let s = a.subflow_stats(0).unwrap();
+        // In segments.
+        (before / 1448, s.cwnd / 1448, s.counters.spurious_rtos)
+    };
+    let (before, after, spurious) = run(true);
+    assert_eq!((spurious, after >= before), (1, true), "{before} segments before, {after} after");
+    let (before, after, spurious) = run(false);
+    assert_eq!((spurious, after < before), (0, true), "{before} segments before, {after} after");
+}

@@ -91,6 +91,11 @@ impl<R: WindowRule> Controller for Aimd<R> {
             self.rule.observe_loss(path);
         }
     }
+    /// `tcp_reno_undo_cwnd`, which MPTCP v0.96's coupled modules use; the
+    /// rule's loss bookkeeping (OLIA's, BALIA's) stays, as in Linux.
+    fn on_spurious_rto(&mut self, path: usize) {
+        window::undo_timeout(&mut self.windows, path);
+    }
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
         window::penalize(&mut self.windows, path);
     }

@@ -419,6 +419,12 @@ impl Controller for Bbr {
         p.in_conservation = true;
         p.cwnd = p.mss;
     }
+    /// Nothing to give back here: the timeout's packet conservation ends
+    /// with the recovery the timeout opened, at the next acknowledgement,
+    /// which restores `prior_cwnd`; Linux's `bbr_undo_cwnd` returns the
+    /// window as it is too. (It also restarts the search for full
+    /// bandwidth, which matters only before the pipe is filled.)
+    fn on_spurious_rto(&mut self, _path: usize) {}
     /// Linux halves `snd_cwnd` under the module; BBR's model is untouched
     /// and the window grows back by the acknowledged bytes.
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {

@@ -75,6 +75,11 @@ impl CachedController {
         self.refresh();
     }
 
+    pub(crate) fn on_spurious_rto(&mut self, path: usize) {
+        self.controller.on_spurious_rto(path);
+        self.refresh();
+    }
+
     pub(crate) fn penalize(&mut self, now: Instant, path: usize, paths: &[PathView]) {
         self.controller.penalize(now, path, paths);
         self.refresh();
@@ -128,6 +133,9 @@ mod tests {
         fn on_rto(&mut self, _: Instant, _: usize, _: &[PathView]) {
             self.0 += 1;
         }
+        fn on_spurious_rto(&mut self, _: usize) {
+            self.0 += 1;
+        }
         fn window(&self, path: usize) -> u64 {
             1000 * self.0 + path as u64
         }
@@ -163,6 +171,8 @@ mod tests {
         check(&c, "congestion");
         c.on_rto(now, 1, &[]);
         check(&c, "rto");
+        c.on_spurious_rto(1);
+        check(&c, "spurious rto");
         c.penalize(now, 0, &[]);
         check(&c, "penalize");
         c.on_idle_restart(now, 0, Duration::from_secs(1), Duration::from_millis(200), 1000);

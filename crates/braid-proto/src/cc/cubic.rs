@@ -144,9 +144,15 @@ impl Controller for Cubic {
     }
     fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
         if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
+            p.window.save_prior();
             p.reduce();
             p.window.cwnd = p.window.mss;
         }
+    }
+    /// Linux's CUBIC undoes with `tcp_reno_undo_cwnd`: the window comes
+    /// back, W_max and the epoch stay as the timeout left them.
+    fn on_spurious_rto(&mut self, path: usize) {
+        window::undo_timeout(&mut self.paths, path);
     }
     /// Linux halves `snd_cwnd` under the module and leaves CUBIC's state
     /// (W_max, epoch) alone; so does Braid.

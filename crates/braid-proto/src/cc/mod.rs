@@ -134,6 +134,10 @@ pub trait Controller: std::fmt::Debug + Send {
     fn on_congestion_event(&mut self, now: Instant, path: usize, paths: &[PathView]);
     /// The retransmission timer of `path` fired.
     fn on_rto(&mut self, now: Instant, path: usize, paths: &[PathView]);
+    /// The last `on_rto` of `path` was spurious: an acknowledgement shows
+    /// the packets it declared lost had arrived (Linux's undo after a
+    /// timeout, `tcp_try_undo_loss`).
+    fn on_spurious_rto(&mut self, path: usize);
     /// Congestion window of `path`, in bytes.
     fn window(&self, path: usize) -> u64;
     /// Slow-start threshold of `path` in bytes (`u64::MAX` when unset), for reports.
@@ -272,6 +276,26 @@ mod properties {
         }
     }
 
+    /// A timeout shown spurious gives every loss-based controller its
+    /// window back; BBR and C-MPBBR keep theirs until the recovery the
+    /// timeout opened ends (see `Bbr::on_spurious_rto`).
+    #[test]
+    fn a_spurious_timeout_is_undone() {
+        for &(name, _) in ALGORITHMS {
+            let mut c = by_name(name).unwrap();
+            let views = [PathView { mss: 1000, active: true, ..Default::default() }; 2];
+            c.on_path_added(0, 1000, 10);
+            c.on_path_added(1, 1000, 10);
+            let before = c.window(0);
+            c.on_rto(Instant::ZERO, 0, &views);
+            assert_eq!(c.window(0), 1000, "{name}: the timeout's cut");
+            c.on_spurious_rto(0);
+            let bbr = matches!(name, "bbr" | "mpbbr");
+            assert_eq!(c.window(0), if bbr { 1000 } else { before }, "{name}: after the undo");
+            assert_eq!(c.window(1), 10_000, "{name}: the other subflow");
+        }
+    }
+
     /// Random sequences of adds, ACKs (zero-length ones, zero and missing
     /// RTTs included), losses, timeouts, idle restarts and removals: no
     /// controller panics, every active window stays finite and at least one
@@ -299,6 +323,7 @@ mod properties {
                         }
                         2 => c.on_congestion_event(now, path, &views),
                         3 if rng.below(4) == 0 => c.on_rto(now, path, &views),
+                        3 if rng.below(4) == 0 => c.on_spurious_rto(path),
                         4 if rng.below(2) == 0 => c.penalize(now, path, &views),
                         5 if rng.below(4) == 0 => {
                             let rto = Duration::from_millis(200 + rng.below(1000));

@@ -172,6 +172,9 @@ impl Controller for MpBbr {
     fn on_rto(&mut self, now: Instant, path: usize, paths: &[PathView]) {
         self.bbr.on_rto(now, path, paths);
     }
+    fn on_spurious_rto(&mut self, path: usize) {
+        self.bbr.on_spurious_rto(path);
+    }
     fn penalize(&mut self, now: Instant, path: usize, paths: &[PathView]) {
         self.bbr.penalize(now, path, paths);
     }

@@ -11,12 +11,21 @@ pub struct Window {
     pub mss: f64,
     /// False for a removed subflow: it contributes nothing to coupled sums.
     pub active: bool,
+    /// cwnd and ssthresh to go back to should the last timeout prove
+    /// spurious (Linux's `prior_cwnd`, `prior_ssthresh`).
+    prior: Option<(f64, f64)>,
 }
 
 impl Window {
     pub fn new(mss: u32, initial_window_packets: u32) -> Self {
         let mss = f64::from(mss.max(1));
-        Window { cwnd: mss * f64::from(initial_window_packets.max(1)), ssthresh: f64::INFINITY, mss, active: true }
+        Window {
+            cwnd: mss * f64::from(initial_window_packets.max(1)),
+            ssthresh: f64::INFINITY,
+            mss,
+            active: true,
+            prior: None,
+        }
     }
 
     pub fn in_slow_start(&self) -> bool {
@@ -43,8 +52,28 @@ impl Window {
     /// RFC 5681 section 3.1 on timeout: ssthresh = max(cwnd/2, 2 segments),
     /// cwnd = one segment.
     pub fn on_rto(&mut self) {
+        self.save_prior();
         self.ssthresh = (self.cwnd / 2.0).max(2.0 * self.mss);
         self.cwnd = self.mss;
+    }
+
+    /// Before a timeout cuts the window: what undoing it restores, as
+    /// Linux's `tcp_enter_loss` records it (`prior_ssthresh` is
+    /// `tcp_current_ssthresh`, at least 3/4 of cwnd; Linux keeps plain
+    /// ssthresh when the timeout comes during fast recovery, which the
+    /// window does not know).
+    pub fn save_prior(&mut self) {
+        self.prior = Some((self.cwnd, self.ssthresh.max(0.75 * self.cwnd)));
+    }
+
+    /// The last timeout was spurious: Linux's `tcp_undo_cwnd_reduction`
+    /// with `tcp_reno_undo_cwnd`: cwnd back to at least its value before,
+    /// ssthresh to at least its recorded prior. Once per timeout.
+    pub fn undo_timeout(&mut self) {
+        if let Some((cwnd, ssthresh)) = self.prior.take() {
+            self.cwnd = self.cwnd.max(cwnd);
+            self.ssthresh = self.ssthresh.max(ssthresh);
+        }
     }
 
     /// Penalisation as Linux MPTCP's `mptcp_rcv_buf_optimization` does it:
@@ -133,6 +162,13 @@ pub(crate) fn restart_after_idle<T: Windowed>(
     }
 }
 
+/// Undoes the last timeout's cut of `path` if it is active.
+pub(crate) fn undo_timeout<T: Windowed>(paths: &mut [T], path: usize) {
+    if let Some(p) = paths.get_mut(path).filter(|p| p.window().active) {
+        p.window_mut().undo_timeout();
+    }
+}
+
 /// Applies the kernel's penalty to `path` if it is active.
 pub(crate) fn penalize<T: Windowed>(paths: &mut [T], path: usize) {
     if let Some(p) = paths.get_mut(path).filter(|p| p.window().active) {
@@ -143,6 +179,25 @@ pub(crate) fn penalize<T: Windowed>(paths: &mut [T], path: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Undoing a timeout by hand: cwnd 20 segments, ssthresh 12. The
+    /// timeout gives ssthresh 10, cwnd 1; prior ssthresh is max(12, 3/4 x
+    /// 20) = 15. After the window grew to 3 segments, undo gives cwnd
+    /// max(3, 20) = 20 and ssthresh max(10, 15) = 15; a second undo does
+    /// nothing.
+    #[test]
+    fn undoing_a_timeout_restores_the_window_before_it() {
+        let mut w = Window::new(1000, 20);
+        w.ssthresh = 12_000.0;
+        w.on_rto();
+        assert_eq!((w.cwnd, w.ssthresh), (1_000.0, 10_000.0));
+        w.cwnd = 3_000.0;
+        w.undo_timeout();
+        assert_eq!((w.cwnd, w.ssthresh), (20_000.0, 15_000.0));
+        w.cwnd = 5_000.0;
+        w.undo_timeout();
+        assert_eq!(w.cwnd, 5_000.0, "once per timeout");
+    }
 
     #[test]
     fn penalty_keeps_slow_start_threshold_in_slow_start() {

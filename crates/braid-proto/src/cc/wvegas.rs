@@ -208,6 +208,10 @@ impl Controller for WVegas {
             p.window.on_rto();
         }
     }
+    /// As Reno's undo (`tcp_reno_undo_cwnd`): the delay state stays.
+    fn on_spurious_rto(&mut self, path: usize) {
+        window::undo_timeout(&mut self.paths, path);
+    }
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
         window::penalize(&mut self.paths, path);
     }

@@ -111,6 +111,9 @@ impl Connection {
         if recovered {
             self.events.push_back(Event::SubflowRecovered { subflow: Self::id(i) });
         }
+        if out.spurious_timeout {
+            self.cc.on_spurious_rto(i);
+        }
         self.refresh_path_views();
         if out.congestion_event {
             self.cc.on_congestion_event(now, i, &self.path_views);
