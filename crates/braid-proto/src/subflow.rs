@@ -366,7 +366,11 @@ impl Subflow {
         if self.recovery_end.is_some_and(|end| self.base_pn >= end) {
             self.recovery_end = None;
         }
-        if out.packets_acked > 0 {
+        // New data acknowledged, or a timeout shown spurious (whose late
+        // acknowledgement covers only packets the timeout dropped from the
+        // scoreboard): the timeout series ends, as Linux's undo ends it
+        // (`icsk_retransmits = 0`), so the next timeout cuts again.
+        if out.packets_acked > 0 || out.spurious_timeout {
             self.rto_backoff = 0;
             if self.state == Lifecycle::PotentiallyFailed {
                 self.state = Lifecycle::Established;
@@ -653,6 +657,9 @@ mod tests {
         assert_eq!(s.counters.spurious_rtos, 1);
         let mut s = timed_out();
         assert!(s.on_ack(ms(1150), &ack(3, &[]), 3, |_| RTO).spurious_timeout, "cumulative through packet 2");
+        assert_eq!((s.state, s.first_timeout()), (Lifecycle::Established, true), "the timeout series ends");
+        let mut s = timed_out();
+        assert!(s.on_ack(ms(1150), &ack(4, &[]), 3, |_| RTO).spurious_timeout, "cumulative up to the retransmission");
         let mut s = timed_out();
         assert!(!s.on_ack(ms(1150), &ack(1, &[]), 3, |_| RTO).spurious_timeout, "packet 0 was acknowledged before");
         assert!(!s.on_ack(ms(1200), &ack(5, &[]), 3, |_| RTO).spurious_timeout, "reaches the retransmission");
@@ -669,6 +676,18 @@ mod tests {
         assert!(s.on_rto(ms(1100), |_| RTO));
         assert!(!s.on_ack(ms(1150), &ack(1, &[(2, 3)]), 3, |_| RTO).spurious_timeout, "packet 2 again");
         assert!(s.on_ack(ms(1160), &ack(1, &[(2, 4)]), 3, |_| RTO).spurious_timeout, "packet 3");
+        // Packet 0 was declared lost by three later acknowledgements before
+        // the timeout, which took only 6 and 7: packet 0 arriving late
+        // says nothing about the timeout.
+        let mut s = Subflow::new(1000, false);
+        s.on_established();
+        for k in 0..8 {
+            s.on_sent(ms(k), k * 1000, 1000, RTO);
+        }
+        assert!(s.on_ack(ms(50), &ack(0, &[(1, 6)]), 3, |_| RTO).congestion_event);
+        assert!(s.on_rto(ms(1100), |_| RTO));
+        assert!(!s.on_ack(ms(1150), &ack(6, &[]), 3, |_| RTO).spurious_timeout, "packet 0, lost before");
+        assert!(s.on_ack(ms(1160), &ack(7, &[]), 3, |_| RTO).spurious_timeout, "packet 6");
     }
 
     /// `tcp_cwnd_validate` / `tcp_is_cwnd_limited` by hand: the largest

@@ -337,6 +337,16 @@ fn a_spurious_timeout_gives_the_window_back() {
         };
         acks.into_iter().for_each(|p| assert!(a.handle_datagram(later, p).unwrap()));
         let s = a.subflow_stats(0).unwrap();
+        if acks_arrive {
+            // The undo ends the timeout series: should the retransmission
+            // now time out (it is never delivered here), that cuts again.
+            assert!(!s.potentially_failed);
+            while a.subflow_stats(0).unwrap().counters.rtos == 1 {
+                let next = a.poll_timeout().expect("the retransmission's timer");
+                a.handle_timeout(next);
+            }
+            assert_eq!(a.subflow_stats(0).unwrap().cwnd, 1448, "a real timeout after the undo cuts");
+        }
         // In segments.
         (before / 1448, s.cwnd / 1448, s.counters.spurious_rtos)
     };

@@ -419,12 +419,19 @@ impl Controller for Bbr {
         p.in_conservation = true;
         p.cwnd = p.mss;
     }
-    /// Nothing to give back here: the timeout's packet conservation ends
-    /// with the recovery the timeout opened, at the next acknowledgement,
-    /// which restores `prior_cwnd`; Linux's `bbr_undo_cwnd` returns the
-    /// window as it is too. (It also restarts the search for full
-    /// bandwidth, which matters only before the pipe is filled.)
-    fn on_spurious_rto(&mut self, _path: usize) {}
+    /// Linux's undo leaves the loss state, and BBR then restores the window
+    /// it saved (`bbr_set_cwnd_to_recover_or_restore`: cwnd = max(cwnd,
+    /// prior_cwnd)) and ends packet conservation; `bbr_undo_cwnd` also
+    /// restarts the search for full bandwidth (which matters only before
+    /// the pipe is filled).
+    fn on_spurious_rto(&mut self, path: usize) {
+        if let Some(p) = self.paths.get_mut(path).filter(|p| p.active) {
+            p.cwnd = p.cwnd.max(p.prior_cwnd);
+            p.in_conservation = false;
+            p.full_bw = 0.0;
+            p.full_bw_rounds = 0;
+        }
+    }
     /// Linux halves `snd_cwnd` under the module; BBR's model is untouched
     /// and the window grows back by the acknowledged bytes.
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {

@@ -59,9 +59,10 @@ impl Window {
 
     /// Before a timeout cuts the window: what undoing it restores, as
     /// Linux's `tcp_enter_loss` records it (`prior_ssthresh` is
-    /// `tcp_current_ssthresh`, at least 3/4 of cwnd; Linux keeps plain
-    /// ssthresh when the timeout comes during fast recovery, which the
-    /// window does not know).
+    /// `tcp_current_ssthresh`, at least 3/4 of cwnd). Linux records
+    /// nothing for a timeout during fast recovery, and F-RTO is off then;
+    /// the window does not know about recovery and records what it has, so
+    /// an undo there only returns to the window recovery had already cut.
     pub fn save_prior(&mut self) {
         self.prior = Some((self.cwnd, self.ssthresh.max(0.75 * self.cwnd)));
     }
