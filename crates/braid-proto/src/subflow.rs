@@ -553,24 +553,24 @@ impl Subflow {
         let lone_probe = self.usable() && self.bytes_in_flight == 0 && self.retransmit.is_empty();
         self.counters.rtos += 1;
         // The timeout that cuts the window (the connection calls the
-        // controller for the first of a series, with data in flight).
-        if self.bytes_in_flight > 0 && self.first_timeout() {
-            let mut lost: Vec<(u64, u64)> = Vec::new();
-            for (pn, p) in (self.base_pn..).zip(&self.sent) {
-                match lost.last_mut() {
-                    _ if p.state != State::InFlight => {}
-                    Some(run) if run.1 == pn => run.1 = pn + 1,
-                    _ => lost.push((pn, pn + 1)),
-                }
-            }
-            self.timed_out = Some(Box::new(TimedOut { lost, after: self.next_pn }));
-        }
-        for p in self.sent.iter_mut().filter(|p| p.state == State::InFlight) {
+        // controller for the first of a series, with data in flight)
+        // remembers the runs of packets it declares lost.
+        let cuts = self.bytes_in_flight > 0 && self.first_timeout();
+        let mut lost: Vec<(u64, u64)> = Vec::new();
+        for (pn, p) in (self.base_pn..).zip(self.sent.iter_mut()).filter(|(_, p)| p.state == State::InFlight) {
             p.state = State::Lost;
             self.counters.packets_lost += 1;
             if p.len > 0 {
                 self.retransmit.push_back((p.dsn, p.len));
             }
+            match lost.last_mut() {
+                Some(run) if run.1 == pn => run.1 = pn + 1,
+                _ if cuts => lost.push((pn, pn + 1)),
+                _ => {}
+            }
+        }
+        if cuts {
+            self.timed_out = Some(Box::new(TimedOut { lost, after: self.next_pn }));
         }
         self.bytes_in_flight = 0;
         self.packets_in_flight = 0;
