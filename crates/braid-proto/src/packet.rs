@@ -135,7 +135,9 @@ pub struct DataFrame {
     pub pn: u64,
     /// The sender no longer waits for packet numbers below this one (they
     /// were acknowledged or declared lost and their data re-sent under new
-    /// numbers), so the receiver moves its cumulative point up to it.
+    /// numbers), so the receiver moves its cumulative point up to it. It
+    /// stays below the packets a timeout declared lost until the first
+    /// acknowledgement after it, which may still show they arrived.
     pub pn_floor: u64,
     /// Data sequence number of the first byte.
     pub dsn: u64,

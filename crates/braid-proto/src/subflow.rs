@@ -387,32 +387,29 @@ impl Subflow {
     }
 
     /// Whether `ack` shows the last timeout spurious: it acknowledges a
-    /// packet the timeout declared lost, and the receiver sent it before it
-    /// saw any packet sent after the timeout. That packet had arrived, late
-    /// or not yet acknowledged: Linux's F-RTO rule with SACK ("never
-    /// retransmitted data are (s)acked", RFC 5682 section 3.1 step 3b, which
-    /// undoes in `tcp_process_loss`), and Eifel's (RFC 3522) with packet
-    /// numbers for timestamps. Once the receiver has a packet from after
-    /// the timeout, whose `pn_floor` lets its cumulative acknowledgement
-    /// pass the declared-lost packets, an acknowledgement no longer tells,
-    /// and detection ends; so a timeout after every acknowledgement of a
-    /// window was lost, which F-RTO undoes on a cumulative acknowledgement
-    /// beyond the retransmission, stays.
+    /// packet the timeout declared lost, so that packet had arrived, late or
+    /// its acknowledgements lost. Packet numbers are never re-used, so an
+    /// acknowledgement of one is proof of the original, as TCP's is only
+    /// for data never retransmitted: this is Linux's F-RTO rule with SACK
+    /// ("never retransmitted data are (s)acked", RFC 5682 section 3.1 step
+    /// 3b, which undoes in `tcp_process_loss`), both halves of it: a late
+    /// acknowledgement (Eifel's case, RFC 3522), and a cumulative one beyond
+    /// the retransmission after every acknowledgement of a window was lost.
+    /// It holds because `pn_floor` stays below the declared-lost packets
+    /// while detection lasts, so the receiver's cumulative point passes them
+    /// only if they arrived. Detection ends with the first acknowledgement of
+    /// a packet sent after the timeout: the floor may then rise.
     fn timeout_was_spurious(&mut self, ack: &AckFrame) -> bool {
         let Some(t) = &self.timed_out else { return false };
         let reach = ack.sack_blocks().iter().fold(ack.cumulative, |r, &(_, e)| r.max(e));
-        if reach > t.after {
-            self.timed_out = None;
-            return false;
-        }
         let covered = |&(from, to): &(u64, u64)| {
             ack.cumulative > from || ack.sack_blocks().iter().any(|&(s, e)| s < to && e > from)
         };
         let spurious = t.lost.iter().any(covered);
-        if spurious {
+        if spurious || reach > t.after {
             self.timed_out = None;
-            self.counters.spurious_rtos += 1;
         }
+        self.counters.spurious_rtos += u64::from(spurious);
         spurious
     }
 
@@ -506,8 +503,13 @@ impl Subflow {
 
     /// Lowest packet number still in flight: every packet below it is
     /// acknowledged or declared lost, so the receiver need not wait for it.
+    /// Except the packets a timeout declared lost, while an acknowledgement
+    /// may still show them arrived (`timeout_was_spurious`).
     pub fn pn_floor(&self) -> u64 {
-        self.base_pn
+        match &self.timed_out {
+            Some(t) => t.lost.first().map_or(self.base_pn, |&(from, _)| from.min(self.base_pn)),
+            None => self.base_pn,
+        }
     }
 
     /// Can carry data: joined and not suspected dead.
@@ -632,12 +634,11 @@ mod tests {
 
     const RTO: Duration = Duration::from_secs(1);
 
-    /// Four packets, three of them timed out; an ACK of some of those, sent
-    /// before the receiver saw anything sent after the timeout, shows the
-    /// timeout was spurious (once). An ACK reaching a packet sent after the
-    /// timeout proves nothing: the receiver's cumulative point may have
-    /// jumped the declared-lost packets on that packet's `pn_floor`. Nor
-    /// does an ACK of a packet acknowledged before the timeout.
+    /// Four packets, three of them timed out; an ACK of some of those shows
+    /// the timeout was spurious (once), whether it is late or comes after
+    /// the retransmission. Detection ends with the first ACK of a packet
+    /// sent after the timeout, and the floor then rises. An ACK of a packet
+    /// acknowledged before the timeout proves nothing.
     #[test]
     fn a_late_ack_of_timed_out_packets_shows_the_timeout_spurious() {
         let timed_out = || {
@@ -660,9 +661,16 @@ mod tests {
         assert_eq!((s.state, s.first_timeout()), (Lifecycle::Established, true), "the timeout series ends");
         let mut s = timed_out();
         assert!(s.on_ack(ms(1150), &ack(4, &[]), 3, |_| RTO).spurious_timeout, "cumulative up to the retransmission");
+        // Every acknowledgement of the window lost: the one the
+        // retransmission draws covers it, as the floor it carried was held.
+        let mut s = timed_out();
+        assert_eq!((s.pn_floor(), s.base_pn), (1, 4), "the floor stays below the declared-lost packets");
+        assert!(s.on_ack(ms(1150), &ack(5, &[]), 3, |_| RTO).spurious_timeout, "cumulative beyond the retransmission");
+        assert_eq!(s.pn_floor(), 5, "detection over, the floor rises");
         let mut s = timed_out();
         assert!(!s.on_ack(ms(1150), &ack(1, &[]), 3, |_| RTO).spurious_timeout, "packet 0 was acknowledged before");
-        assert!(!s.on_ack(ms(1200), &ack(5, &[]), 3, |_| RTO).spurious_timeout, "reaches the retransmission");
+        assert!(!s.on_ack(ms(1200), &ack(1, &[(4, 5)]), 3, |_| RTO).spurious_timeout, "only the retransmission");
+        assert_eq!(s.pn_floor(), 5, "detection over, the floor rises");
         assert!(!s.on_ack(ms(1210), &ack(5, &[(0, 4)]), 3, |_| RTO).spurious_timeout, "detection has ended");
         assert_eq!(s.counters.spurious_rtos, 0);
         // Packet 2 was acknowledged (SACK) before the timeout, which then
