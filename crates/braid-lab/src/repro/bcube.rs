@@ -38,7 +38,7 @@ const PUBLISHED: [(&str, &str, [f64; 3]); 3] = [
 ];
 
 pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
-    let seeds = o.seeds(1);
+    let seeds = o.seeds(1, 1);
     let (n, k, secs) = o.pick((5, 2, 2.0), (3, 1, 1.0));
     let tps: &[&str] = o.pick(&TPS, &["TP1", "TP3"]);
     let mut runs = Vec::new();

@@ -29,7 +29,7 @@ fn toml(seed: u64, secs: u32, cc: &str) -> String {
 const PUBLISHED: [(&str, f64, f64); 3] = [("ewtcp", 85.0, 100.0), ("lia", 83.0, 99.8), ("coupled", 55.0, 99.4)];
 
 pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
-    let seeds = o.seeds(3);
+    let seeds = o.seeds(3, 1);
     let secs = o.pick(60, 20);
     let runs: Vec<String> =
         seeds.iter().flat_map(|&s| PUBLISHED.iter().map(move |&(cc, _, _)| toml(s, secs, cc))).collect();

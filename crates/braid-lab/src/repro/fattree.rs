@@ -62,7 +62,7 @@ const PUBLISHED: [(&str, &str, u32, [f64; 3]); 3] = [
 ];
 
 pub(super) fn run_tables(r: &Repro, o: &Options) -> Result<Outcome, String> {
-    let seeds = o.seeds(1);
+    let seeds = o.seeds(1, 1);
     let (k, secs) = o.pick((8, 3.0), (4, 1.0));
     let tps: &[&str] = o.pick(&TPS, &["TP1"]);
     let subflow_counts: &[u32] = o.pick(&[1, 2, 4, 8], &[1, 8]);
@@ -170,7 +170,7 @@ pub(super) fn run_tables(r: &Repro, o: &Options) -> Result<Outcome, String> {
 }
 
 pub(super) fn run_permutation(r: &Repro, o: &Options) -> Result<Outcome, String> {
-    let seeds = o.seeds(1);
+    let seeds = o.seeds(1, 1);
     let (k, secs) = o.pick((8, 5.0), (4, 1.0));
     let runs: Vec<String> =
         seeds.iter().map(|&s| fattree_toml(k, 1, secs, s, "distinct", &pattern("TP1", "lia", 8))).collect();

@@ -146,10 +146,7 @@ pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
     // Ten seeds (three when reduced): with drop-tail queues one run's
     // type-2 figure depends on the start times (0.69 to 0.90 for LIA at
     // N1 = 10 over six draws), so one seed would check a single draw.
-    let seeds = match (o.seeds, o.reduced) {
-        (None, true) => vec![1, 2, 3],
-        _ => o.seeds(10),
-    };
+    let seeds = o.seeds(10, 3);
     let secs = o.pick(60, 30);
     // The reduced version runs the default queues only.
     let variants: &[Queues] = o.pick(&[Queues::DropTail, Queues::Red], &[Queues::DropTail]);

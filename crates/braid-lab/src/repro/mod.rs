@@ -75,10 +75,10 @@ pub struct Options {
 }
 
 impl Options {
-    /// The seeds to run: 1 to `n`, `n` from the options or `default`
-    /// (1 when reduced).
-    pub fn seeds(&self, default: u64) -> Vec<u64> {
-        let n = self.seeds.unwrap_or(if self.reduced { 1 } else { default });
+    /// The seeds to run: 1 to `n`, `n` from the options or else the
+    /// reproduction's own count for the `full` or the `reduced` version.
+    pub fn seeds(&self, full: u64, reduced: u64) -> Vec<u64> {
+        let n = self.seeds.unwrap_or(self.pick(full, reduced));
         (1..=n.max(1)).collect()
     }
 

@@ -47,7 +47,11 @@ const PUBLISHED: [(&str, [f64; 4]); 3] = [
 ];
 
 pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
-    let seeds = o.seeds(3);
+    // Nothing in the run is random: every flow starts at 0, as in the
+    // survey's NS2 runs, so one seed is the run. (With starts drawn in the
+    // first second, B or C alone exceeds the equal share in about a third
+    // of the runs; see docs/reproductions.md.)
+    let seeds = o.seeds(1, 1);
     let secs = o.pick(60, 30);
     let runs: Vec<String> = seeds.iter().flat_map(|&s| PUBLISHED.iter().map(move |p| toml(s, secs, p.0))).collect();
     let sums = run_all(&runs)?;
@@ -72,8 +76,9 @@ pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
         "the middle flows B and C stay below the equal share under LIA and EWTCP",
         [ew, li].iter().all(|&c| got[c][1] < 12.5 && got[c][2] < 12.5),
     );
-    out.notes
-        .push(format!("chain of five 10 Mbit/s links, 80 ms RTT, 67-packet (1 BDP) queues, {secs} s, seeds averaged"));
+    out.notes.push(format!(
+        "chain of five 10 Mbit/s links, 80 ms RTT, 67-packet (1 BDP) queues, {secs} s, every flow starting at 0"
+    ));
     let cats: Vec<String> = FLOWS.iter().map(|f| format!("flow {f}")).collect();
     let mut series = Vec::new();
     for (c, (cc, published)) in PUBLISHED.iter().enumerate() {

@@ -44,7 +44,7 @@ fn toml(seed: u64, secs: u32, mp: (&str, &[u32]), tcps: usize) -> String {
 }
 
 pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
-    let seeds = o.seeds(3);
+    let seeds = o.seeds(3, 1);
     let secs = o.pick(60, 20);
     let subflow_counts: &[usize] = o.pick(&[2, 4, 8], &[2, 8]);
     let subflow_ccs: &[&str] = o.pick(&["ewtcp", "lia", "reno"], &["lia", "reno"]);

@@ -107,7 +107,7 @@ fn toml(seed: u64, secs: u32, cc: &str, c_pkts: u32) -> String {
 }
 
 pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
-    let seeds = o.seeds(SEEDS);
+    let seeds = o.seeds(SEEDS, 1);
     let secs = o.pick(RUN_S, 120);
     let caps: &[u32] = o.pick(&[100, 250, 500, 750, 1000], &[100, 1000]);
     let ccs = ["ewtcp", "coupled", "lia"];

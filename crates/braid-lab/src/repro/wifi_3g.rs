@@ -27,7 +27,7 @@ fn toml(seed: u64, secs: u32, cc: &str, rtt2_ms: u32) -> String {
 }
 
 pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
-    let seeds = o.seeds(3);
+    let seeds = o.seeds(3, 1);
     let secs = o.pick(60, 30);
     let rtts: &[u32] = o.pick(&[50, 100, 200, 400, 800], &[100, 800]);
     let ccs = ["coupled", "ewtcp", "lia"];
