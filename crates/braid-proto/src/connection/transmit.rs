@@ -379,20 +379,22 @@ impl Connection {
             // 200 bytes) ProbeBW's 1.25 gain could no longer lift the samples
             // above the estimate: BBR's bandwidth would decay to nothing.
             //
-            // A departure late because the driver's pacing timer fired late
-            // is credited against the next gap, at most half of it, as
-            // Linux's `tcp_update_skb_after_send` credits lateness "to take
-            // into account OS jitter"; without it a real sender loses every
-            // late wake-up and paces well below its rate. Deviation: Linux
-            // also credits lateness that is not the timer's (a sender that
-            // waited for its window, from the tenth segment on); Braid
-            // credits only the timer's, so the simulator, whose timers are
-            // exact, paces as before.
+            // A wake-up late because the driver's pacing timer fired late
+            // is made up: the schedule may lag `now` by the timer's
+            // lateness, up to 1 ms (at least two packets), so the packets
+            // the late wake-up owes go out back to back and the next slot
+            // is where it would have been. Without it a real sender loses
+            // every late wake-up and paces well below its rate. Linux meets
+            // the same jitter with bursts: each wake-up sends a TSO segment
+            // of about 1 ms at the pacing rate (`tcp_tso_autosize`, at
+            // least two segments), and `tcp_update_skb_after_send` credits
+            // lateness up to half a segment's time "to take into account OS
+            // jitter". Deviation: Braid credits only the timer's lateness,
+            // not a sender's that waited for its window, so the simulator,
+            // whose timers are exact, paces as before.
             let gap = u64::from(len) * 1_000_000_000 / rate;
             let sf = &mut self.subflows[i];
-            let late = now.saturating_since(sf.next_send_time).min(self.pacing_jitter);
-            let credit = late.as_nanos().min(gap / 2);
-            sf.next_send_time = sf.next_send_time.max(now) + Duration::from_nanos(gap - credit);
+            sf.next_send_time = next_slot(sf.next_send_time, now, self.pacing_jitter, gap);
         }
         let in_flight = self.subflows[i].bytes_in_flight();
         debug_assert!(
@@ -423,5 +425,34 @@ impl Connection {
         let control = self.handshake_control(i, pn, len == 0).or_else(|| self.connection_control(len == 0));
         let frame = Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload });
         self.packet(i, frame, control)
+    }
+}
+
+/// The pacer's slot after a packet that takes `gap` ns at the pacing rate,
+/// sent at `now`, whose slot was `slot`, by a driver whose pacing timer
+/// fired `late`: the schedule may lag `now` by that lateness, up to 1 ms
+/// (at least two gaps).
+fn next_slot(slot: Instant, now: Instant, late: Duration, gap: u64) -> Instant {
+    let burst = Duration::from_nanos(gap.saturating_mul(2)).max(Duration::from_millis(1));
+    let behind = Instant::from_nanos(now.as_nanos().saturating_sub(late.min(burst).as_nanos()));
+    slot.max(behind) + Duration::from_nanos(gap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// By hand, with a gap of 100 us: the lateness is made up to 1 ms; with
+    /// gaps of 800 us, to two of them.
+    #[test]
+    fn a_late_timer_is_made_up_within_a_millisecond() {
+        let us = |v: u64| Instant::from_nanos(v * 1000);
+        let late = |v: u64| Duration::from_nanos(v * 1000);
+        assert_eq!(next_slot(us(1000), us(1000), late(0), 100_000), us(1100), "on time");
+        assert_eq!(next_slot(us(1000), us(1250), late(250), 100_000), us(1100), "the next is due at once");
+        assert_eq!(next_slot(us(1000), us(4000), late(3000), 100_000), us(3100), "1 ms made up, not 3");
+        assert_eq!(next_slot(us(1000), us(4000), late(0), 100_000), us(4100), "late, but not the timer");
+        assert_eq!(next_slot(us(1000), us(4000), late(3000), 800_000), us(3200), "two gaps made up");
+        assert_eq!(next_slot(us(5000), us(4000), late(0), 100_000), us(5100), "early: the slot stands");
     }
 }
