@@ -45,7 +45,8 @@ fn main() -> Result<(), String> {
     for round in 0..rounds {
         // A fresh nonce each round, and data after the bad MAC.
         let join = data(token, 2 * round, Control::Join { token, nonce: 0x5eed ^ round, backup: false }, &[]);
-        let ack = data(token, 2 * round + 1, Control::JoinAck { mac: [0xa5; 32] }, b"forged bytes, never delivered");
+        let ack =
+            data(token, 2 * round + 1, Control::JoinAck { mac: [0xa5; 32], echo: 0 }, b"forged bytes, never delivered");
         for datagram in [&join, &ack] {
             socket.send_to(datagram, server).map_err(|e| format!("send to {server}: {e}"))?;
             sent += 1;

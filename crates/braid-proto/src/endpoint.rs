@@ -233,16 +233,24 @@ impl Endpoint {
         }
         match (packet.control.as_deref(), &packet.frame) {
             (Some(Control::Hello { key }), Frame::Data(d)) if cid == 0 && d.len == 0 => {
-                self.answer_hello(remote, *key, &packet, d.pn, datagram.len())
+                self.answer_hello(now, remote, *key, &packet, d.pn, datagram.len())
             }
-            (Some(Control::Establish { client_key, server_key }), _) => {
+            (Some(Control::Establish { client_key, server_key, .. }), _) => {
                 self.accept(now, remote, *client_key, *server_key, cid, packet)
             }
             _ => DatagramEvent::Dropped(Drop::UnknownConnection),
         }
     }
 
-    fn answer_hello(&self, remote: SocketAddr, client_key: u64, hello: &Packet, pn: u64, size: usize) -> DatagramEvent {
+    fn answer_hello(
+        &self,
+        now: Instant,
+        remote: SocketAddr,
+        client_key: u64,
+        hello: &Packet,
+        pn: u64,
+        size: usize,
+    ) -> DatagramEvent {
         if self.len() >= self.config.max_connections {
             return DatagramEvent::Dropped(Drop::Full);
         }
@@ -259,7 +267,10 @@ impl Endpoint {
             cid: token(self.config.crypto.as_ref(), client_key),
             subflow: hello.subflow,
             frame,
-            control: Some(Box::new(Control::HelloReply { key: self.server_key(client_key, remote) })),
+            control: Some(Box::new(Control::HelloReply {
+                key: self.server_key(client_key, remote),
+                stamp: crate::connection::micros(now),
+            })),
         };
         let mut bytes = Vec::new();
         wire::encode(&reply, &mut bytes);

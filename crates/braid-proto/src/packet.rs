@@ -88,21 +88,25 @@ pub enum Control {
     /// Client to server on the first subflow's opening packet: the client's
     /// key (MP_CAPABLE on the SYN).
     Hello { key: u64 },
-    /// Server to client on the ACK that answers `Hello`: the server's key.
-    HelloReply { key: u64 },
+    /// Server to client on the ACK that answers `Hello`: the server's key,
+    /// and its clock in microseconds (`stamp`, wrapping) for an RTT sample.
+    HelloReply { key: u64, stamp: u32 },
     /// Client to server on the first subflow's packets until one is
     /// acknowledged: both keys, so a server that answered `Hello` without
-    /// keeping state can set the connection up (MP_CAPABLE on the third ACK).
-    Establish { client_key: u64, server_key: u64 },
+    /// keeping state can set the connection up (MP_CAPABLE on the third ACK),
+    /// and the reply's `stamp` plus the microseconds the client held it
+    /// before this packet left (`echo`): the server's first RTT sample, as
+    /// a SYN cookie's echoed timestamp gives Linux's.
+    Establish { client_key: u64, server_key: u64, echo: u32 },
     /// Client to server on a new subflow's opening packet: the server's
     /// token, a fresh nonce, and whether the subflow is a backup (MP_JOIN).
     Join { token: u64, nonce: u64, backup: bool },
     /// Server to client on the ACK that answers `Join`: its nonce and a
     /// truncated HMAC proving it knows both keys.
-    JoinReply { mac: [u8; 8], nonce: u64 },
+    JoinReply { mac: [u8; 8], nonce: u64, stamp: u32 },
     /// Client to server on the joining subflow's packets until one is
     /// acknowledged: the full HMAC proving the client knows both keys.
-    JoinAck { mac: [u8; 32] },
+    JoinAck { mac: [u8; 32], echo: u32 },
     /// Server to client until echoed: another address the client may join
     /// (ADD_ADDR), with a truncated HMAC over it.
     AddAddr { id: u8, addr: std::net::SocketAddr, mac: [u8; 8] },

@@ -145,7 +145,7 @@ fn an_establish_with_a_made_up_key_creates_nothing() {
         cid: braid_proto::crypto::token(&crypto, 777),
         subflow: SubflowId(0),
         frame: Frame::Data(DataFrame { pn: 1, pn_floor: 1, dsn: 0, len: 3, payload: vec![1, 2, 3] }),
-        control: Some(Box::new(Control::Establish { client_key: 5, server_key: 777 })),
+        control: Some(Box::new(Control::Establish { client_key: 5, server_key: 777, echo: 0 })),
     };
     let mut bytes = Vec::new();
     wire::encode(&forged, &mut bytes);
@@ -203,7 +203,7 @@ fn a_packet_the_connection_ignores_is_dropped() {
     };
     let join = forged(Control::Join { token, nonce: 7, backup: false });
     assert!(matches!(server.handle(Instant::ZERO, addr(CLIENT_2), &join), DatagramEvent::Connection { .. }));
-    let bad = forged(Control::JoinAck { mac: [9; 32] });
+    let bad = forged(Control::JoinAck { mac: [9; 32], echo: 0 });
     assert_eq!(server.handle(Instant::ZERO, addr(CLIENT_2), &bad), DatagramEvent::Dropped(Drop::Ignored));
 }
 
@@ -321,7 +321,9 @@ fn a_join_does_not_overtake_the_establish() {
 /// any controller and scheduler), a connection needs no timer to recover
 /// anything: every subflow opens at both ends, every byte arrives, and no
 /// retransmission timeout fires anywhere. (The join that overtook the
-/// `Establish` needed one.)
+/// `Establish` needed one.) And the server has its first RTT sample as soon
+/// as a subflow opens, its path's round trip exactly (the handshake's
+/// echoed stamp, less the time the client held it).
 #[test]
 fn a_clean_network_needs_no_retransmission_timeout() {
     let mut rng = Rng(11);
@@ -336,6 +338,10 @@ fn a_clean_network_needs_no_retransmission_timeout() {
         assert_eq!(run.opened.len(), paths.len(), "{what}: subflows opened at the server: {:?}", run.opened);
         assert_eq!(run.rtos, 0, "{what}: retransmission timeouts");
         assert_eq!(run.dropped, 0, "{what}: datagrams the server dropped");
+        for (&(i, _), srtt) in run.opened.iter().zip(&run.opened_srtt) {
+            let rtt = braid_proto::Duration::from_millis(2 * paths[usize::from(i)]);
+            assert_eq!(*srtt, Some(rtt), "{what}: the server's RTT on subflow {i} when it opened");
+        }
     }
 }
 
@@ -372,6 +378,8 @@ fn turn(
 struct Clean {
     /// Server side: (subflow, ms) at which each subflow opened.
     opened: Vec<(u8, u64)>,
+    /// Server side: each subflow's smoothed RTT when it opened.
+    opened_srtt: Vec<Option<braid_proto::Duration>>,
     /// Bytes the server read, and the client read.
     up: usize,
     down: usize,
@@ -433,6 +441,7 @@ impl Clean {
         let (mut now, mut server_handle) = (Instant::ZERO, None);
         let mut out = Clean {
             opened: Vec::new(),
+            opened_srtt: Vec::new(),
             up: 0,
             down: 0,
             rtos: 0,
@@ -474,6 +483,7 @@ impl Clean {
                 while let Some(e) = c.poll_event() {
                     if let braid_proto::Event::SubflowEstablished { subflow } = e {
                         out.opened.push((subflow.0, now.as_nanos() / 1_000_000));
+                        out.opened_srtt.push(c.subflow_stats(subflow.index()).and_then(|s| s.srtt));
                     }
                 }
             }
@@ -495,7 +505,9 @@ impl Clean {
 
 /// Any one datagram lost, among the first 30 of a connection (so every
 /// handshake packet in turn, either way): every subflow still opens at the
-/// server and every byte arrives, within 20 s. (Recovery can be slow: a
+/// server, whose first RTT sample is still the path's round trip (a
+/// confirmation re-sent after a timeout echoes the reply's stamp plus the
+/// time it was held), and every byte arrives, within 20 s. (Recovery can be slow: a
 /// lost datagram of the handshake waits for its timeout, 1 s, and a lost
 /// acknowledgement of a whole window for the sender's retransmission
 /// timeout, after which the window is given back
@@ -513,6 +525,10 @@ fn any_one_lost_datagram_is_recovered() {
                 format!("case {case}: {algorithms:?}, paths {paths:?} ms, {up} up, {down} down, datagram {lose} lost");
             assert_eq!((run.up, run.down), (up, down), "{what}: bytes delivered");
             assert_eq!(run.opened.len(), paths.len(), "{what}: subflows opened: {:?}", run.opened);
+            for (&(i, _), srtt) in run.opened.iter().zip(&run.opened_srtt) {
+                let rtt = braid_proto::Duration::from_millis(2 * paths[usize::from(i)]);
+                assert_eq!(*srtt, Some(rtt), "{what}: the server's RTT on subflow {i} when it opened");
+            }
         }
     }
 }

@@ -34,13 +34,13 @@ fn keys_on_the_first_subflow_then_authenticated_joins() {
     assert!(matches!(hello[0].control.as_deref(), Some(Control::Hello { key: 0x1111 })));
     assert_eq!(hello[0].cid, 0, "the server's token is not known yet");
     let reply = deliver(&mut b, &mut a);
-    assert!(matches!(reply[0].control.as_deref(), Some(Control::HelloReply { key: 0x2222 })));
+    assert!(matches!(reply[0].control.as_deref(), Some(Control::HelloReply { key: 0x2222, .. })));
     assert_eq!(reply[0].cid, token(&RustCrypto, 0x1111), "packets to the client carry its token");
     // Data on the first subflow carries both keys; nothing joins yet.
     let next = deliver(&mut a, &mut b);
     assert!(next.iter().all(|p| p.cid == b.token()));
     let data = next.iter().find(|p| p.subflow == SubflowId(0)).expect("data on subflow 0");
-    assert_eq!(data.control.as_deref(), Some(&Control::Establish { client_key: 0x1111, server_key: 0x2222 }));
+    assert!(matches!(data.control.as_deref(), Some(Control::Establish { client_key: 0x1111, server_key: 0x2222, .. })));
     assert_eq!(joins(&next), [], "no join before the server confirmed");
     // The server's acknowledgement confirms the connection: the others join.
     deliver(&mut b, &mut a);
@@ -99,8 +99,10 @@ fn a_forged_join_is_refused() {
     let answers: Vec<Packet> = std::iter::from_fn(|| b.poll_transmit(T0)).collect();
     assert!(matches!(answers.as_slice(), [p] if matches!(p.control.as_deref(), Some(Control::JoinReply { .. }))));
     let taken = |r: Result<bool, _>| r.expect("well-formed");
-    assert!(!taken(b.handle_datagram(T0, probe(1, 0, 100, Control::JoinAck { mac: [7; 32] }))), "ignored");
-    assert!(!taken(b.handle_datagram(T0, probe(2, 100, 100, Control::Establish { client_key: 1, server_key: 2 }))));
+    assert!(!taken(b.handle_datagram(T0, probe(1, 0, 100, Control::JoinAck { mac: [7; 32], echo: 0 }))), "ignored");
+    assert!(!taken(
+        b.handle_datagram(T0, probe(2, 100, 100, Control::Establish { client_key: 1, server_key: 2, echo: 0 }))
+    ));
     assert!(!b.subflow_stats(7).unwrap().established);
     assert_eq!(b.readable(), 0, "nothing of the forged data is delivered");
     let resets_only = |b: &mut Connection, slot: u8| {
@@ -179,7 +181,7 @@ fn a_forged_join_reply_closes_the_subflow() {
             data_ack: 0,
             window_end: 1 << 20,
         }),
-        control: Some(Box::new(Control::JoinReply { mac: [0; 8], nonce: 5 })),
+        control: Some(Box::new(Control::JoinReply { mac: [0; 8], nonce: 5, stamp: 0 })),
     };
     a.handle_datagram(T0, forged).unwrap();
     assert!(!a.subflow_stats(1).unwrap().established);

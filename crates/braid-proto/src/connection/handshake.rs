@@ -44,7 +44,7 @@ use super::{Connection, Event};
 use crate::crypto::{join_mac, token, truncated, Crypto};
 use crate::packet::{Control, Frame, Packet};
 use crate::subflow::{Lifecycle, Subflow};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// Which end of the connection this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,10 +112,13 @@ pub(crate) enum JoinState {
         nonce: u64,
     },
     /// Client: packets carry `control` (Establish or JoinAck) until one
-    /// sent from `first_pn` on is acknowledged.
+    /// sent from `first_pn` on is acknowledged. Its `echo` holds the
+    /// server's stamp from the reply that arrived at `replied`; each packet
+    /// adds the time since.
     Confirm {
         control: Control,
         first_pn: Option<u64>,
+        replied: Instant,
     },
     /// Server, first subflow: answered `Hello`, waiting for `Establish`.
     AwaitEstablish,
@@ -208,7 +211,7 @@ impl Connection {
 
     /// The handshake control a packet on subflow `i` carries, if any:
     /// `probe` is the subflow's opening packet (zero-length data).
-    pub(super) fn handshake_control(&mut self, i: usize, pn: u64, probe: bool) -> Option<Control> {
+    pub(super) fn handshake_control(&mut self, now: Instant, i: usize, pn: u64, probe: bool) -> Option<Control> {
         let remote_token = self.session.remote_token();
         let sf = &mut self.subflows[i];
         match &mut sf.join {
@@ -216,9 +219,13 @@ impl Connection {
             JoinState::Join { nonce } if probe => {
                 Some(Control::Join { token: remote_token, nonce: *nonce, backup: sf.backup })
             }
-            JoinState::Confirm { control, first_pn } => {
+            JoinState::Confirm { control, first_pn, replied } => {
                 first_pn.get_or_insert(pn);
-                Some(control.clone())
+                let mut control = control.clone();
+                if let Control::Establish { echo, .. } | Control::JoinAck { echo, .. } = &mut control {
+                    *echo = echo.wrapping_add(micros(now).wrapping_sub(micros(*replied)));
+                }
+                Some(control)
             }
             _ => None,
         }
@@ -263,7 +270,7 @@ impl Connection {
         let crypto = &*self.session.crypto;
         let local_key = self.session.local_key;
         match (&self.subflows[i].join, packet.control.as_deref(), &packet.frame) {
-            (JoinState::Hello, Some(Control::HelloReply { key }), Frame::Ack(_))
+            (JoinState::Hello, Some(Control::HelloReply { key, .. }), Frame::Ack(_))
                 if self.session.remote_key().is_some_and(|k| k != *key) =>
             {
                 // Another subflow opened the connection while this one's
@@ -277,14 +284,18 @@ impl Connection {
                 self.start_joins();
                 Verdict::Drop
             }
-            (JoinState::Hello, Some(Control::HelloReply { key }), Frame::Ack(_)) => {
+            (JoinState::Hello, Some(Control::HelloReply { key, stamp }), Frame::Ack(_)) => {
                 self.session.set_remote_key(*key);
-                let control = Control::Establish { client_key: local_key, server_key: *key };
-                self.subflows[i].join = JoinState::Confirm { control, first_pn: None };
+                let control = Control::Establish { client_key: local_key, server_key: *key, echo: *stamp };
+                self.subflows[i].join = JoinState::Confirm { control, first_pn: None, replied: now };
                 self.establish(now, i);
                 Verdict::Process
             }
-            (JoinState::Join { nonce }, Some(Control::JoinReply { mac, nonce: server_nonce }), Frame::Ack(_)) => {
+            (
+                JoinState::Join { nonce },
+                Some(Control::JoinReply { mac, nonce: server_nonce, stamp }),
+                Frame::Ack(_),
+            ) => {
                 let Some(server_key) = self.session.remote_key() else { return Verdict::Drop };
                 let expect = truncated(join_mac(crypto, server_key, local_key, *server_nonce, *nonce));
                 if *mac != expect {
@@ -294,7 +305,8 @@ impl Connection {
                     return Verdict::Drop;
                 }
                 let mac = join_mac(crypto, local_key, server_key, *nonce, *server_nonce);
-                self.subflows[i].join = JoinState::Confirm { control: Control::JoinAck { mac }, first_pn: None };
+                let control = Control::JoinAck { mac, echo: *stamp };
+                self.subflows[i].join = JoinState::Confirm { control, first_pn: None, replied: now };
                 self.establish(now, i);
                 Verdict::Process
             }
@@ -314,16 +326,17 @@ impl Connection {
                     return Verdict::Drop;
                 }
                 self.session.set_remote_key(*key);
-                self.subflows[i].reply = Some(Control::HelloReply { key: local_key });
+                self.subflows[i].reply = Some(Control::HelloReply { key: local_key, stamp: micros(now) });
                 Verdict::Process
             }
-            (JoinState::AwaitEstablish, Some(Control::Establish { client_key, server_key })) => {
+            (JoinState::AwaitEstablish, Some(Control::Establish { client_key, server_key, echo })) => {
                 if Some(*client_key) != self.session.remote_key() || *server_key != local_key {
                     self.invalid_packets += 1;
                     return Verdict::Drop;
                 }
                 self.subflows[i].join = JoinState::Done;
                 self.establish(now, i);
+                self.rtt_from_echo(now, i, *echo);
                 Verdict::Process
             }
             (JoinState::AwaitJoinAck { client_nonce, server_nonce, .. }, Some(Control::Join { nonce, .. })) => {
@@ -339,10 +352,10 @@ impl Connection {
                 }
                 let client_key = self.session.remote_key().unwrap_or_default();
                 let mac = truncated(join_mac(crypto, local_key, client_key, *server_nonce, *client_nonce));
-                self.subflows[i].reply = Some(Control::JoinReply { mac, nonce: *server_nonce });
+                self.subflows[i].reply = Some(Control::JoinReply { mac, nonce: *server_nonce, stamp: micros(now) });
                 Verdict::Process
             }
-            (JoinState::AwaitJoinAck { client_nonce, server_nonce, .. }, Some(Control::JoinAck { mac })) => {
+            (JoinState::AwaitJoinAck { client_nonce, server_nonce, .. }, Some(Control::JoinAck { mac, echo })) => {
                 let client_key = self.session.remote_key().unwrap_or_default();
                 if *mac != join_mac(crypto, client_key, local_key, *client_nonce, *server_nonce) {
                     // RFC 8684 §3.2: a join whose HMAC fails is reset. (A
@@ -356,6 +369,7 @@ impl Connection {
                 }
                 self.subflows[i].join = JoinState::Done;
                 self.establish(now, i);
+                self.rtt_from_echo(now, i, *echo);
                 Verdict::Process
             }
             // Until the handshake completes, only its own packets count.
@@ -380,7 +394,7 @@ impl Connection {
             // address: its client took the answer for the connection's and
             // confirms with both keys. It opens as if its Hello had come
             // here, and `server_handshake` checks the keys and completes it.
-            (Some(Control::Establish { client_key, server_key }), Some(k))
+            (Some(Control::Establish { client_key, server_key, .. }), Some(k))
                 if *client_key == k && *server_key == self.session.local_key =>
             {
                 JoinState::AwaitEstablish
@@ -400,7 +414,7 @@ impl Connection {
                 // it, and a slot forgotten by then would never open.
                 let expires = now + self.config.failure_timeout;
                 self.subflows[i].join = JoinState::AwaitJoinAck { client_nonce: *nonce, server_nonce, expires };
-                self.subflows[i].reply = Some(Control::JoinReply { mac, nonce: server_nonce });
+                self.subflows[i].reply = Some(Control::JoinReply { mac, nonce: server_nonce, stamp: micros(now) });
                 return true;
             }
             _ => return false,
@@ -455,6 +469,22 @@ impl Connection {
         self.cc.on_path_added(i, self.config.mss, self.config.initial_window);
     }
 
+    /// Server: the client's confirmation on subflow `i` echoed the stamp of
+    /// our reply plus the time it held it: the time since the reply is the
+    /// subflow's first RTT sample, as Linux's server takes one from the
+    /// SYN-ACK's ACK (`tcp_synack_rtt_meas`). A reply answered without
+    /// state is covered too, as SYN cookies' echoed timestamps cover it.
+    /// The echo is not authenticated (nor are TCP's timestamps): a client
+    /// can only mislead its own connection, and a sample over a minute (an
+    /// echo from the future, or garbage) is ignored.
+    fn rtt_from_echo(&mut self, now: Instant, i: usize, echo: u32) {
+        let sample = u64::from(micros(now).wrapping_sub(echo));
+        let sf = &mut self.subflows[i];
+        if sample <= 60_000_000 && sf.rtt.samples() == 0 {
+            sf.rtt.on_sample(Duration::from_micros(sample));
+        }
+    }
+
     /// Subflow `i` completed its handshake on this side. A client sends
     /// its confirmation at once on a packet of its own (MPTCP's third ACK),
     /// so the server completes the subflow whether or not data follows.
@@ -466,4 +496,10 @@ impl Connection {
             self.events.push_back(Event::SubflowEstablished { subflow: Self::id(i) });
         }
     }
+}
+
+/// A clock in microseconds, wrapping every 71 minutes: the stamps the
+/// handshake's replies carry and its confirmations echo.
+pub(crate) fn micros(t: Instant) -> u32 {
+    (t.as_nanos() / 1000) as u32
 }

@@ -47,9 +47,9 @@ use crate::send_buffer::SendBuffer;
 use crate::subflow::{Subflow, SubflowCounters};
 use crate::time::{Duration, Instant};
 pub use failure::ConnectionError;
-pub(crate) use handshake::JoinState;
 use handshake::Session;
 pub use handshake::Side;
+pub(crate) use handshake::{micros, JoinState};
 use timer::{Timer, TimerTable};
 
 /// Receive window assumed for the peer before its first ACK: 64 KiB, the

@@ -422,7 +422,7 @@ impl Connection {
             Chunk::Bytes(b) if len > 0 => b,
             _ => Vec::new(),
         };
-        let control = self.handshake_control(i, pn, len == 0).or_else(|| self.connection_control(len == 0));
+        let control = self.handshake_control(now, i, pn, len == 0).or_else(|| self.connection_control(len == 0));
         let frame = Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload });
         self.packet(i, frame, control)
     }

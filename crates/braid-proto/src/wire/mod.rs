@@ -21,9 +21,10 @@
 //!          block start, end: varints; data_ack, window_end: varints
 //! ```
 //!
-//! Controls: 1 Hello (key u64), 2 HelloReply (key u64), 3 Establish (two
-//! keys), 4 Join (token u64, nonce u64, flags u8: bit 0 backup), 5
-//! JoinReply (8-byte MAC, nonce u64), 6 JoinAck (32-byte MAC), 7 AddAddr (id
+//! Controls: 1 Hello (key u64), 2 HelloReply (key u64, stamp u32), 3
+//! Establish (two keys, echo u32), 4 Join (token u64, nonce u64, flags u8:
+//! bit 0 backup), 5 JoinReply (8-byte MAC, nonce u64, stamp u32), 6 JoinAck
+//! (32-byte MAC, echo u32), 7 AddAddr (id
 //! u8, family u8 4 or 6, address, port u16, 8-byte MAC), 8 AddAddrEcho (id),
 //! 9 RemoveAddr (id), 10 DataFin (dsn varint), 11 Reset (code u8), 12
 //! SubflowReset.
@@ -193,14 +194,16 @@ fn encode_control(c: &Control, out: &mut Vec<u8>) {
             out.push(1);
             out.extend_from_slice(&key.to_be_bytes());
         }
-        Control::HelloReply { key } => {
+        Control::HelloReply { key, stamp } => {
             out.push(2);
             out.extend_from_slice(&key.to_be_bytes());
+            out.extend_from_slice(&stamp.to_be_bytes());
         }
-        Control::Establish { client_key, server_key } => {
+        Control::Establish { client_key, server_key, echo } => {
             out.push(3);
             out.extend_from_slice(&client_key.to_be_bytes());
             out.extend_from_slice(&server_key.to_be_bytes());
+            out.extend_from_slice(&echo.to_be_bytes());
         }
         Control::Join { token, nonce, backup } => {
             out.push(4);
@@ -208,14 +211,16 @@ fn encode_control(c: &Control, out: &mut Vec<u8>) {
             out.extend_from_slice(&nonce.to_be_bytes());
             out.push(u8::from(*backup));
         }
-        Control::JoinReply { mac, nonce } => {
+        Control::JoinReply { mac, nonce, stamp } => {
             out.push(5);
             out.extend_from_slice(mac);
             out.extend_from_slice(&nonce.to_be_bytes());
+            out.extend_from_slice(&stamp.to_be_bytes());
         }
-        Control::JoinAck { mac } => {
+        Control::JoinAck { mac, echo } => {
             out.push(6);
             out.extend_from_slice(mac);
+            out.extend_from_slice(&echo.to_be_bytes());
         }
         Control::AddAddr { id, addr, mac } => {
             out.push(7);
@@ -306,11 +311,15 @@ pub fn decode(bytes: &[u8]) -> Result<Packet, DecodeError> {
 fn decode_control(rest: &mut &[u8]) -> Result<Control, DecodeError> {
     Ok(match take_u8(rest)? {
         1 => Control::Hello { key: take_u64(rest)? },
-        2 => Control::HelloReply { key: take_u64(rest)? },
-        3 => Control::Establish { client_key: take_u64(rest)?, server_key: take_u64(rest)? },
+        2 => Control::HelloReply { key: take_u64(rest)?, stamp: u32::from_be_bytes(take(rest)?) },
+        3 => Control::Establish {
+            client_key: take_u64(rest)?,
+            server_key: take_u64(rest)?,
+            echo: u32::from_be_bytes(take(rest)?),
+        },
         4 => Control::Join { token: take_u64(rest)?, nonce: take_u64(rest)?, backup: take_u8(rest)? & 1 == 1 },
-        5 => Control::JoinReply { mac: take(rest)?, nonce: take_u64(rest)? },
-        6 => Control::JoinAck { mac: take(rest)? },
+        5 => Control::JoinReply { mac: take(rest)?, nonce: take_u64(rest)?, stamp: u32::from_be_bytes(take(rest)?) },
+        6 => Control::JoinAck { mac: take(rest)?, echo: u32::from_be_bytes(take(rest)?) },
         7 => {
             let id = take_u8(rest)?;
             let ip = match take_u8(rest)? {

@@ -14,15 +14,23 @@ fn control() -> impl Strategy<Value = Control> {
     ];
     prop_oneof![
         any::<u64>().prop_map(|key| Control::Hello { key }),
-        any::<u64>().prop_map(|key| Control::HelloReply { key }),
-        (any::<u64>(), any::<u64>()).prop_map(|(client_key, server_key)| Control::Establish { client_key, server_key }),
+        (any::<u64>(), any::<u32>()).prop_map(|(key, stamp)| Control::HelloReply { key, stamp }),
+        (any::<u64>(), any::<u64>(), any::<u32>()).prop_map(|(client_key, server_key, echo)| Control::Establish {
+            client_key,
+            server_key,
+            echo
+        }),
         (any::<u64>(), any::<u64>(), any::<bool>()).prop_map(|(token, nonce, backup)| Control::Join {
             token,
             nonce,
             backup
         }),
-        (any::<[u8; 8]>(), any::<u64>()).prop_map(|(mac, nonce)| Control::JoinReply { mac, nonce }),
-        any::<[u8; 32]>().prop_map(|mac| Control::JoinAck { mac }),
+        (any::<[u8; 8]>(), any::<u64>(), any::<u32>()).prop_map(|(mac, nonce, stamp)| Control::JoinReply {
+            mac,
+            nonce,
+            stamp
+        }),
+        (any::<[u8; 32]>(), any::<u32>()).prop_map(|(mac, echo)| Control::JoinAck { mac, echo }),
         (any::<u8>(), addr, any::<[u8; 8]>()).prop_map(|(id, addr, mac)| Control::AddAddr { id, addr, mac }),
         any::<u8>().prop_map(|id| Control::AddAddrEcho { id }),
         any::<u8>().prop_map(|id| Control::RemoveAddr { id }),
