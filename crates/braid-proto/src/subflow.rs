@@ -90,13 +90,15 @@ pub struct AckOutcome {
     pub spurious_timeout: bool,
 }
 
-/// What a timeout declared lost: the runs `[from, to)` of packets then in
-/// flight (packets between them were acknowledged already), and the first
-/// packet number sent after it.
+/// What a timeout declared lost: the packets then in flight, as (packet
+/// number, dsn, len) in ascending order, less those an acknowledgement has
+/// shown arrived since; the first packet number sent after it; and whether
+/// it was shown spurious already.
 #[derive(Debug)]
 struct TimedOut {
-    lost: Vec<(u64, u64)>,
+    lost: Vec<(u64, u64, u32)>,
     after: u64,
+    undone: bool,
 }
 
 /// Where a subflow is in its life.
@@ -399,15 +401,33 @@ impl Subflow {
     /// while detection lasts, so the receiver's cumulative point passes them
     /// only if they arrived. Detection ends with the first acknowledgement of
     /// a packet sent after the timeout: the floor may then rise.
+    ///
+    /// Data of a packet shown to have arrived leaves the retransmission
+    /// queue, whether the timeout is undone on this acknowledgement or was
+    /// on an earlier one, as Linux's undo clears the lost marks
+    /// (`tcp_undo_cwnd_reduction` with `unmark_loss`). Deviation: Linux
+    /// clears them all and lets SACK find the lost ones again; Braid keeps
+    /// queued what no acknowledgement has shown arrived.
     fn timeout_was_spurious(&mut self, ack: &AckFrame) -> bool {
-        let Some(t) = &self.timed_out else { return false };
+        let Some(t) = self.timed_out.as_deref_mut() else { return false };
+        let acked = |pn: u64| ack.cumulative > pn || ack.sack_blocks().iter().any(|&(s, e)| s <= pn && pn < e);
+        let mut arrived: Vec<(u64, u32)> = Vec::new();
+        t.lost.retain(|&(pn, dsn, len)| {
+            let gone = acked(pn);
+            if gone && len > 0 {
+                arrived.push((dsn, len));
+            }
+            !gone
+        });
+        let spurious = !arrived.is_empty() && !t.undone;
+        t.undone |= spurious;
         let reach = ack.sack_blocks().iter().fold(ack.cumulative, |r, &(_, e)| r.max(e));
-        let covered = |&(from, to): &(u64, u64)| {
-            ack.cumulative > from || ack.sack_blocks().iter().any(|&(s, e)| s < to && e > from)
-        };
-        let spurious = t.lost.iter().any(covered);
-        if spurious || reach > t.after {
+        if reach > t.after || t.lost.is_empty() {
             self.timed_out = None;
+        }
+        if !arrived.is_empty() {
+            arrived.sort_unstable();
+            self.retransmit.retain(|r| arrived.binary_search(r).is_err());
         }
         self.counters.spurious_rtos += u64::from(spurious);
         spurious
@@ -507,7 +527,7 @@ impl Subflow {
     /// may still show them arrived (`timeout_was_spurious`).
     pub fn pn_floor(&self) -> u64 {
         match &self.timed_out {
-            Some(t) => t.lost.first().map_or(self.base_pn, |&(from, _)| from.min(self.base_pn)),
+            Some(t) => t.lost.first().map_or(self.base_pn, |&(pn, _, _)| pn.min(self.base_pn)),
             None => self.base_pn,
         }
     }
@@ -556,23 +576,21 @@ impl Subflow {
         self.counters.rtos += 1;
         // The timeout that cuts the window (the connection calls the
         // controller for the first of a series, with data in flight)
-        // remembers the runs of packets it declares lost.
+        // remembers the packets it declares lost.
         let cuts = self.bytes_in_flight > 0 && self.first_timeout();
-        let mut lost: Vec<(u64, u64)> = Vec::new();
+        let mut lost: Vec<(u64, u64, u32)> = Vec::new();
         for (pn, p) in (self.base_pn..).zip(self.sent.iter_mut()).filter(|(_, p)| p.state == State::InFlight) {
             p.state = State::Lost;
             self.counters.packets_lost += 1;
             if p.len > 0 {
                 self.retransmit.push_back((p.dsn, p.len));
             }
-            match lost.last_mut() {
-                Some(run) if run.1 == pn => run.1 = pn + 1,
-                _ if cuts => lost.push((pn, pn + 1)),
-                _ => {}
+            if cuts {
+                lost.push((pn, p.dsn, p.len));
             }
         }
         if cuts {
-            self.timed_out = Some(Box::new(TimedOut { lost, after: self.next_pn }));
+            self.timed_out = Some(Box::new(TimedOut { lost, after: self.next_pn, undone: false }));
         }
         self.bytes_in_flight = 0;
         self.packets_in_flight = 0;
@@ -653,8 +671,12 @@ mod tests {
             s
         };
         let mut s = timed_out();
+        let queued = |s: &Subflow| s.retransmit.iter().map(|&(dsn, _)| dsn).collect::<Vec<_>>();
+        assert_eq!(queued(&s), [1000, 2000, 3000], "packets 1-3 queued for retransmission");
         assert!(s.on_ack(ms(1150), &ack(1, &[(2, 3)]), 3, |_| RTO).spurious_timeout, "SACK of packet 2");
+        assert_eq!(queued(&s), [1000, 3000], "packet 2 arrived: its data leaves the queue");
         assert!(!s.on_ack(ms(1160), &ack(4, &[]), 3, |_| RTO).spurious_timeout, "only once");
+        assert_eq!(queued(&s), [] as [u64; 0], "so did packets 1 and 3, after the undo");
         assert_eq!(s.counters.spurious_rtos, 1);
         let mut s = timed_out();
         assert!(s.on_ack(ms(1150), &ack(3, &[]), 3, |_| RTO).spurious_timeout, "cumulative through packet 2");
@@ -672,6 +694,7 @@ mod tests {
         assert!(!s.on_ack(ms(1200), &ack(1, &[(4, 5)]), 3, |_| RTO).spurious_timeout, "only the retransmission");
         assert_eq!(s.pn_floor(), 5, "detection over, the floor rises");
         assert!(!s.on_ack(ms(1210), &ack(5, &[(0, 4)]), 3, |_| RTO).spurious_timeout, "detection has ended");
+        assert_eq!(queued(&s), [1000, 2000, 3000], "nothing was shown to have arrived");
         assert_eq!(s.counters.spurious_rtos, 0);
         // Packet 2 was acknowledged (SACK) before the timeout, which then
         // declared 1 and 3 lost: its acknowledgement repeated says nothing.
