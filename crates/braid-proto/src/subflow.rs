@@ -610,6 +610,19 @@ impl Subflow {
         !lone_probe
     }
 
+    /// Stops waiting for the zero-length probes in flight, which a copy sent
+    /// now supersedes (a join re-sent at once): an acknowledgement of them
+    /// no longer matters, and their timeout would only send another.
+    pub fn supersede_probes(&mut self) {
+        for p in self.sent.iter_mut().filter(|p| p.state == State::InFlight && p.len == 0) {
+            p.state = State::Lost;
+        }
+        self.pop_resolved();
+        if self.sent.is_empty() {
+            self.rto_deadline = None;
+        }
+    }
+
     /// True until the first retransmission timeout of a series (the backoff
     /// resets when new data is acknowledged).
     pub fn first_timeout(&self) -> bool {

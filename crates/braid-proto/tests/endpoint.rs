@@ -556,3 +556,18 @@ fn a_timeout_after_a_lost_acknowledgement_is_undone() {
     }
     assert!(timeouts >= 10, "the sweep lost a whole window's acknowledgement {timeouts} times");
 }
+
+/// The first `Establish` is lost (paths of 50 and 5 ms one way; the client
+/// has nothing to send, so a lone probe carried it). Its timeout at 400 ms
+/// releases the join, which reaches the server at 405, before the re-sent
+/// `Establish` (450), and is dropped. Once the `Establish` is acknowledged
+/// (500) the join goes out again at once: the second subflow opens at 515
+/// (Join, JoinReply, JoinAck over 5 ms), not after the join's own timeout
+/// (1,415 ms).
+#[test]
+fn a_join_the_server_dropped_goes_again_once_the_establish_is_acknowledged() {
+    let run = Clean::run_losing(("lia", "minrtt"), &[50, 5], 0, 100_000, 5_000, 3);
+    assert_eq!(run.opened, [(0, 450), (1, 515)]);
+    assert_eq!(run.rtos, 1, "the lost Establish's, and not the superseded join's");
+    assert_eq!(run.dropped, 1, "the join that overtook the Establish");
+}

@@ -248,11 +248,27 @@ impl Connection {
 
     /// Client: an acknowledgement on subflow `i` acknowledged packets up to
     /// `largest`; a confirmation it covers is done.
+    ///
+    /// When that confirmation was an `Establish`, the server now holds the
+    /// connection: a `Join` still unanswered went out before it did (joins
+    /// released by the `Establish`'s timeout, `joinable`), may have reached
+    /// the server first and been dropped, and goes out again now rather
+    /// than after its own timeout (1 s without an RTT sample). The server
+    /// answers a repeated `Join` as it answered the first. (With
+    /// `early_joins` every join goes out before the acknowledgement, to a
+    /// server that takes them.)
     pub(super) fn on_handshake_acked(&mut self, i: usize, largest: Option<u64>) {
         let sf = &mut self.subflows[i];
-        if let JoinState::Confirm { first_pn: Some(first), .. } = sf.join {
-            if largest.is_some_and(|l| l >= first) {
-                sf.join = JoinState::Done;
+        let JoinState::Confirm { first_pn: Some(first), control, .. } = &sf.join else { return };
+        if largest.is_none_or(|l| l < *first) {
+            return;
+        }
+        let established = matches!(control, Control::Establish { .. });
+        sf.join = JoinState::Done;
+        if established && !self.config.early_joins {
+            for s in self.subflows.iter_mut().filter(|s| s.is_open() && matches!(s.join, JoinState::Join { .. })) {
+                s.supersede_probes();
+                s.probe_pending = true;
             }
         }
     }
