@@ -247,7 +247,19 @@ impl Connection {
     }
 
     /// Client: an acknowledgement on subflow `i` acknowledged packets up to
-    /// `largest`; a confirmation it covers is done.
+    /// `largest`; a confirmation it covers is done. Called for every
+    /// acknowledgement: the common case (no confirmation out) is decided
+    /// inline.
+    #[inline]
+    pub(super) fn on_handshake_acked(&mut self, i: usize, largest: Option<u64>) {
+        if let JoinState::Confirm { first_pn: Some(first), .. } = self.subflows[i].join {
+            if largest.is_some_and(|l| l >= first) {
+                self.confirmed(i);
+            }
+        }
+    }
+
+    /// Client: subflow `i`'s confirmation was acknowledged.
     ///
     /// When that confirmation was an `Establish`, the server now holds the
     /// connection: a `Join` still unanswered went out before it did (joins
@@ -257,13 +269,9 @@ impl Connection {
     /// answers a repeated `Join` as it answered the first. (With
     /// `early_joins` every join goes out before the acknowledgement, to a
     /// server that takes them.)
-    pub(super) fn on_handshake_acked(&mut self, i: usize, largest: Option<u64>) {
+    fn confirmed(&mut self, i: usize) {
         let sf = &mut self.subflows[i];
-        let JoinState::Confirm { first_pn: Some(first), control, .. } = &sf.join else { return };
-        if largest.is_none_or(|l| l < *first) {
-            return;
-        }
-        let established = matches!(control, Control::Establish { .. });
+        let established = matches!(sf.join, JoinState::Confirm { control: Control::Establish { .. }, .. });
         sf.join = JoinState::Done;
         if established && !self.config.early_joins {
             for s in self.subflows.iter_mut().filter(|s| s.is_open() && matches!(s.join, JoinState::Join { .. })) {
