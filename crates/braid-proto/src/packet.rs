@@ -140,8 +140,9 @@ pub struct DataFrame {
     /// The sender no longer waits for packet numbers below this one (they
     /// were acknowledged or declared lost and their data re-sent under new
     /// numbers), so the receiver moves its cumulative point up to it. It
-    /// stays below the packets a timeout declared lost until the first
-    /// acknowledgement after it, which may still show they arrived.
+    /// stays below the packets a timeout declared lost while an
+    /// acknowledgement may still show they arrived: until one reaches a
+    /// packet sent after the timeout, or every one of them is accounted for.
     pub pn_floor: u64,
     /// Data sequence number of the first byte.
     pub dsn: u64,

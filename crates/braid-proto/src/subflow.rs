@@ -411,15 +411,17 @@ impl Subflow {
     fn timeout_was_spurious(&mut self, ack: &AckFrame) -> bool {
         let Some(t) = self.timed_out.as_deref_mut() else { return false };
         let acked = |pn: u64| ack.cumulative > pn || ack.sack_blocks().iter().any(|&(s, e)| s <= pn && pn < e);
-        let mut arrived: Vec<(u64, u32)> = Vec::new();
+        // A zero-length probe that arrived proves it as well as data does.
+        let (mut arrived, mut any): (Vec<(u64, u32)>, bool) = (Vec::new(), false);
         t.lost.retain(|&(pn, dsn, len)| {
             let gone = acked(pn);
+            any |= gone;
             if gone && len > 0 {
                 arrived.push((dsn, len));
             }
             !gone
         });
-        let spurious = !arrived.is_empty() && !t.undone;
+        let spurious = any && !t.undone;
         t.undone |= spurious;
         let reach = ack.sack_blocks().iter().fold(ack.cumulative, |r, &(_, e)| r.max(e));
         if reach > t.after || t.lost.is_empty() {
@@ -524,7 +526,8 @@ impl Subflow {
     /// Lowest packet number still in flight: every packet below it is
     /// acknowledged or declared lost, so the receiver need not wait for it.
     /// Except the packets a timeout declared lost, while an acknowledgement
-    /// may still show them arrived (`timeout_was_spurious`).
+    /// may still show them arrived (`timeout_was_spurious`): until one
+    /// reaches a packet sent after the timeout, or all are accounted for.
     pub fn pn_floor(&self) -> u64 {
         match &self.timed_out {
             Some(t) => t.lost.first().map_or(self.base_pn, |&(pn, _, _)| pn.min(self.base_pn)),
@@ -732,6 +735,105 @@ mod tests {
         assert!(s.on_rto(ms(1100), |_| RTO));
         assert!(!s.on_ack(ms(1150), &ack(6, &[]), 3, |_| RTO).spurious_timeout, "packet 0, lost before");
         assert!(s.on_ack(ms(1160), &ack(7, &[]), 3, |_| RTO).spurious_timeout, "packet 6");
+    }
+
+    /// Detection ends, and the floor rises, once an acknowledgement has
+    /// accounted for every packet the timeout declared lost, even before
+    /// one reaches a packet sent after it. A zero-length probe among them
+    /// shows the timeout spurious as well as data does.
+    #[test]
+    fn a_timeout_is_settled_once_its_packets_are_accounted_for() {
+        let mut s = Subflow::new(1000, false);
+        s.on_established();
+        for k in 0..3 {
+            s.on_sent(ms(k), k * 1000, 1000, RTO);
+        }
+        assert!(s.on_rto(ms(1100), |_| RTO));
+        s.on_sent(ms(1100), 0, 1000, RTO); // the retransmission, packet 3
+        assert_eq!(s.pn_floor(), 0);
+        assert!(s.on_ack(ms(1150), &ack(3, &[]), 3, |_| RTO).spurious_timeout);
+        assert_eq!(s.pn_floor(), 3, "all three accounted for: the floor rises");
+        // Data, then a zero-length probe (a FIN, say), all timed out; only
+        // the probe is acknowledged.
+        let mut s = Subflow::new(1000, false);
+        s.on_established();
+        s.on_sent(ms(0), 0, 1000, RTO);
+        s.on_sent(ms(1), 1000, 0, RTO);
+        assert!(s.on_rto(ms(1100), |_| RTO));
+        assert!(s.on_ack(ms(1150), &ack(0, &[(1, 2)]), 3, |_| RTO).spurious_timeout, "the probe arrived");
+        assert_eq!(s.retransmit.len(), 1, "the data was not shown to have arrived");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+        /// A subflow and a real receiver (`AckTracker`) over channels that
+        /// lose and reorder packets and acknowledgements both ways, with
+        /// timeouts fired at random (second ones in a series, timeouts in
+        /// recovery, zero-length probes among the packets): whatever a
+        /// timeout's record takes as shown to have arrived did arrive (the
+        /// held floor never lets the receiver's cumulative point pass a
+        /// packet that did not), and every byte sent has either arrived or
+        /// is still held by the subflow.
+        #[test]
+        fn what_a_timeout_takes_as_arrived_did_arrive(script in proptest::collection::vec(0u32..1_000_000, 300)) {
+            use crate::ack_tracker::{AckPolicy, AckTracker};
+            let policy = AckPolicy { every: 2, max_delay: Duration::from_millis(40), quickacks: 0, idle: Duration::MAX };
+            let mut s = Subflow::new(1000, false);
+            s.on_established();
+            let mut rx = AckTracker::default();
+            let mut arrived = std::collections::BTreeSet::new();
+            let (mut to_rx, mut to_tx): (Vec<(u64, u64)>, Vec<AckFrame>) = (Vec::new(), Vec::new());
+            let (mut next_dsn, mut carried) = (0u64, Vec::new());
+            for (t, &v) in script.iter().enumerate() {
+                let (now, pick) = (ms(t as u64 + 1), (v / 10) as usize);
+                match v % 10 {
+                    0 | 1 if s.bytes_in_flight() < 20_000 => {
+                        // A retransmission if one is queued, else new data,
+                        // or a zero-length probe.
+                        let (dsn, len) = match s.retransmit.pop_front() {
+                            Some(r) => r,
+                            None if pick % 10 == 0 => (next_dsn, 0),
+                            None => {
+                                next_dsn += 1000;
+                                (next_dsn - 1000, 1000)
+                            }
+                        };
+                        let floor = s.pn_floor();
+                        let pn = s.on_sent(now, dsn, len, RTO);
+                        carried.push((pn, dsn, len));
+                        if pick % 4 != 0 {
+                            to_rx.push((pn, floor));
+                        }
+                    }
+                    2 | 3 if !to_rx.is_empty() => {
+                        let (pn, floor) = to_rx.swap_remove(pick % to_rx.len());
+                        arrived.insert(pn);
+                        rx.on_packet(now, pn, floor, &policy);
+                    }
+                    4 | 5 if pick % 3 != 0 => {
+                        let (cumulative, sack, sack_len) = rx.take_ack();
+                        to_tx.push(AckFrame { cumulative, sack, sack_len, data_ack: 0, window_end: 0 });
+                    }
+                    6 | 7 if !to_tx.is_empty() => {
+                        let a = to_tx.swap_remove(pick % to_tx.len());
+                        let lost: Vec<u64> = s.timed_out.as_ref().map_or(Vec::new(), |t| t.lost.iter().map(|l| l.0).collect());
+                        s.on_ack(now, &a, 3, |_| RTO);
+                        let acked = |pn: u64| a.cumulative > pn || a.sack_blocks().iter().any(|&(x, y)| x <= pn && pn < y);
+                        for pn in lost.into_iter().filter(|&pn| acked(pn)) {
+                            proptest::prop_assert!(arrived.contains(&pn), "packet {} taken as arrived, never did ({:?})", pn, a);
+                        }
+                    }
+                    8 | 9 if pick % 3 == 0 && !s.sent.is_empty() => {
+                        s.on_rto(now, |_| RTO);
+                    }
+                    _ => {}
+                }
+            }
+            for dsn in (0..next_dsn).step_by(1000) {
+                let got = carried.iter().any(|&(pn, d, len)| d == dsn && len > 0 && arrived.contains(&pn));
+                proptest::prop_assert!(got || s.carries(dsn), "byte {} neither arrived nor held", dsn);
+            }
+        }
     }
 
     /// `tcp_cwnd_validate` / `tcp_is_cwnd_limited` by hand: the largest

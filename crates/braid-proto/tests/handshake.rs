@@ -436,3 +436,37 @@ fn a_silent_client_joins_once_its_confirmation_timed_out() {
     assert!(a.subflow_stats(1).unwrap().established && b.subflow_stats(1).unwrap().established);
     println!("delivered by {end:?}");
 }
+
+/// The server's first RTT sample is the time since its reply less what the
+/// client says it held the reply (`echo`), which nothing authenticates: an
+/// echo claiming a reply from over a minute ago, or from the future (the
+/// microsecond clock wraps), gives no sample, and one claiming the reply
+/// was sent when it was received gives the smallest sample, 1 us, not 0.
+#[test]
+fn an_implausible_echo_gives_no_rtt_sample() {
+    let at = |ms: u64| T0 + braid_proto::Duration::from_millis(ms);
+    let srtt_after = |shift: fn(u32) -> u32| {
+        let (mut a, mut b) = common::pair(Config::default(), "lia", "minrtt", 1);
+        a.write(b"hello");
+        for p in std::iter::from_fn(|| a.poll_transmit(at(0))).collect::<Vec<_>>() {
+            b.handle_datagram(at(10), p).expect("well-formed");
+        }
+        for p in std::iter::from_fn(|| b.poll_transmit(at(10))).collect::<Vec<_>>() {
+            a.handle_datagram(at(20), p).expect("well-formed");
+        }
+        for mut p in std::iter::from_fn(|| a.poll_transmit(at(20))).collect::<Vec<_>>() {
+            if let Some(Control::Establish { echo, .. }) = p.control.as_deref_mut() {
+                *echo = shift(*echo);
+            }
+            b.handle_datagram(at(30), p).expect("well-formed");
+        }
+        assert!(b.subflow_stats(0).unwrap().established);
+        b.subflow_stats(0).unwrap().srtt
+    };
+    let us = braid_proto::Duration::from_micros;
+    assert_eq!(srtt_after(|e| e), Some(us(20_000)), "the reply left at 10 ms, the Establish arrived at 30");
+    assert_eq!(srtt_after(|e| e.wrapping_sub(59_000_000)), Some(us(59_020_000)), "a minute less a second");
+    assert_eq!(srtt_after(|e| e.wrapping_sub(61_000_000)), None, "over a minute");
+    assert_eq!(srtt_after(|e| e.wrapping_add(21_000)), None, "from the future");
+    assert_eq!(srtt_after(|e| e.wrapping_add(20_000)), Some(us(1)), "no time at all: 1 us");
+}

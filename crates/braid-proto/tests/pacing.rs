@@ -43,3 +43,28 @@ fn a_late_timer_is_made_up_within_a_millisecond() {
     let (sent, next3) = send_due(&mut a, next2);
     assert_eq!((sent, next3), (1, after(next2, gap)));
 }
+
+/// The credit is the pacing timer's run alone: a send that no timer caused
+/// (the application writes later) makes nothing up, however late the last
+/// run of the timer was.
+#[test]
+fn a_send_no_timer_caused_makes_nothing_up() {
+    let t0 = Instant::ZERO;
+    let (mut a, mut b) = common::pair(Config::default(), "bbr", "minrtt", 1);
+    common::open(&mut a, &mut b, t0);
+    a.write_zeros(3 * 1448);
+    let (sent, slot) = send_due(&mut a, t0);
+    assert_eq!(sent, 1);
+    // The timer runs 500 us (over 14 gaps) late: the two packets left go
+    // out together.
+    let (sent, _) = send_due(&mut a, slot + Duration::from_micros(500));
+    assert_eq!(sent, 2);
+    // 5 ms later the application writes again, and no timer runs.
+    let t = slot + Duration::from_millis(5);
+    a.write_zeros(6 * 1448);
+    let mut sent = 0;
+    while a.poll_transmit(t).is_some() {
+        sent += 1;
+    }
+    assert_eq!(sent, 1, "one packet, then the pacer's gap");
+}

@@ -13,7 +13,7 @@ pub struct Args {
     /// List the reproductions and what each compares.
     #[arg(long)]
     list: bool,
-    /// Seeds 1 to N to average over (default: the reproduction's own count, 1 to 10; with --reduced, 1 to 5).
+    /// Seeds 1 to N to average over (default: the reproduction's own count, 1 to 10; with --reduced, 1 to 20).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
     seeds: Option<u64>,
     /// The reduced version the test suite runs: fewer points, shorter runs.

@@ -26,6 +26,13 @@
 //!   joining subflow without a valid HMAC-A, so a forged join (no keys) or a
 //!   replayed one (another server nonce) never carries data.
 //!
+//! Both replies (`HelloReply`, `JoinReply`) also carry the server's clock in
+//! microseconds, and both confirmations (`Establish`, `JoinAck`) echo it
+//! plus the time the client held the reply: the server's first RTT sample
+//! when the subflow completes, stateless answers included (Linux's server
+//! takes one from the SYN-ACK's ACK, SYN cookies from the echoed
+//! timestamp).
+//!
 //! A subflow joins in one round trip, as the simulator's subflows always
 //! have: data follows the reply at once. The client also confirms on a
 //! zero-length packet of its own right after the reply (MPTCP's third
@@ -500,12 +507,14 @@ impl Connection {
     /// state is covered too, as SYN cookies' echoed timestamps cover it.
     /// The echo is not authenticated (nor are TCP's timestamps): a client
     /// can only mislead its own connection, and a sample over a minute (an
-    /// echo from the future, or garbage) is ignored.
+    /// echo from the future, or garbage) is ignored; a zero one counts as
+    /// 1 us.
     fn rtt_from_echo(&mut self, now: Instant, i: usize, echo: u32) {
         let sample = u64::from(micros(now).wrapping_sub(echo));
         let sf = &mut self.subflows[i];
         if sample <= 60_000_000 && sf.rtt.samples() == 0 {
-            sf.rtt.on_sample(Duration::from_micros(sample));
+            // At least 1 us, as Linux takes a zero delta for one tick.
+            sf.rtt.on_sample(Duration::from_micros(sample.max(1)));
         }
     }
 

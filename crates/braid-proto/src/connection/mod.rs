@@ -163,9 +163,10 @@ pub struct Connection {
     /// Window edge last advertised, to decide when a window update is due.
     advertised_window_end: u64,
     timers: TimerTable,
-    /// How late the driver ran the last pacing timer (OS timer jitter;
-    /// always zero in the simulator, whose timers are exact).
-    pacing_jitter: Duration,
+    /// The pacing timer's last run: its deadline, and when the driver ran it
+    /// (later by the OS timer's jitter; never in the simulator, whose
+    /// timers are exact). Sends in that same run may make the lateness up.
+    pacing_wake: Option<(Instant, Instant)>,
     /// New data is waiting for the peer's window, and how often that began.
     window_stalled: bool,
     window_stalls: u64,
@@ -291,7 +292,7 @@ impl Connection {
             invalid_packets: 0,
             peer_window: None,
             timers: TimerTable::default(),
-            pacing_jitter: Duration::ZERO,
+            pacing_wake: None,
             window_stalled: false,
             window_stalls: 0,
             opportunistic,
@@ -520,8 +521,9 @@ impl Connection {
         if self.error.is_some() {
             return;
         }
-        self.pacing_jitter =
-            self.timers.get(Timer::Pacing).filter(|&t| t <= now).map_or(Duration::ZERO, |t| now.saturating_since(t));
+        if let Some(deadline) = self.timers.get(Timer::Pacing).filter(|&t| t <= now) {
+            self.pacing_wake = Some((deadline, now));
+        }
         self.timers.expire(Timer::Pacing, now);
         self.expire_joins(now);
         self.on_subflow_timeouts(now);

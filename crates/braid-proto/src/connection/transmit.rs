@@ -394,7 +394,16 @@ impl Connection {
             // whose timers are exact, paces as before.
             let gap = u64::from(len) * 1_000_000_000 / rate;
             let sf = &mut self.subflows[i];
-            sf.next_send_time = next_slot(sf.next_send_time, now, self.pacing_jitter, gap);
+            // Only in the run of the pacing timer, and only for a subflow
+            // whose slot was at or after the deadline that fired: one whose
+            // slot was earlier waited for its window, not for the timer.
+            let late = match self.pacing_wake {
+                Some((deadline, woke)) if woke == now && sf.next_send_time >= deadline => {
+                    now.saturating_since(sf.next_send_time)
+                }
+                _ => Duration::ZERO,
+            };
+            sf.next_send_time = next_slot(sf.next_send_time, now, late, gap);
         }
         let in_flight = self.subflows[i].bytes_in_flight();
         debug_assert!(
