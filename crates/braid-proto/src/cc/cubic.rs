@@ -17,7 +17,9 @@
 //! Windows are f64 segments rather than Linux's scaled integers. As in
 //! Linux (`bictcp_cong_avoid`), the window grows only while it is used
 //! (`WindowUse::limits`, `tcp_is_cwnd_limited`); RFC 2861's decay of
-//! a window left unused is not modelled. With `Config::restart_after_idle`
+//! a window left unused is not modelled (Linux's `tcp_cwnd_application_limited`
+//! rarely runs: it needs an RTO without an acknowledgement of data, since
+//! `tcp_cong_avoid` renews its time stamp on every one). With `Config::restart_after_idle`
 //! a restart also moves the epoch forward by the idle time, as Linux's
 //! CUBIC does on `CA_EVENT_TX_START`. Deviation: Linux shifts the epoch
 //! whenever a subflow starts sending with nothing in flight, restart or
