@@ -92,13 +92,16 @@ pub struct AckOutcome {
 
 /// What a timeout declared lost: the packets then in flight, as (packet
 /// number, dsn, len) in ascending order, less those an acknowledgement has
-/// shown arrived since; the first packet number sent after it; and whether
-/// it was shown spurious already.
+/// shown arrived since; the first packet number sent after it; whether it
+/// was shown spurious already; and, once it was, the data of its packets
+/// still waiting to be re-sent, taken off the retransmission queue
+/// (`parked`) until an acknowledgement shows it arrived or detection ends.
 #[derive(Debug)]
 struct TimedOut {
     lost: Vec<(u64, u64, u32)>,
     after: u64,
     undone: bool,
+    parked: Vec<(u64, u32)>,
 }
 
 /// Where a subflow is in its life.
@@ -385,6 +388,11 @@ impl Subflow {
             // is empty exactly when nothing is.
             self.rto_deadline = (!self.sent.is_empty()).then(|| now + rto(self));
         }
+        // Parked data waits for acknowledgements of what is in flight; with
+        // nothing in flight, none will come.
+        if self.bytes_in_flight == 0 && self.timed_out.as_ref().is_some_and(|t| !t.parked.is_empty()) {
+            self.settle_timeout();
+        }
         out
     }
 
@@ -404,10 +412,13 @@ impl Subflow {
     ///
     /// Data of a packet shown to have arrived leaves the retransmission
     /// queue, whether the timeout is undone on this acknowledgement or was
-    /// on an earlier one, as Linux's undo clears the lost marks
-    /// (`tcp_undo_cwnd_reduction` with `unmark_loss`). Deviation: Linux
-    /// clears them all and lets SACK find the lost ones again; Braid keeps
-    /// queued what no acknowledgement has shown arrived.
+    /// on an earlier one. At the undo, the data of the other declared-lost
+    /// packets not re-sent yet is parked: off the queue, so a restored
+    /// window does not send it all again while its acknowledgements may be
+    /// on their way, as Linux's undo clears the lost marks
+    /// (`tcp_undo_cwnd_reduction` with `unmark_loss`). What no
+    /// acknowledgement has shown arrived by the end of detection goes back
+    /// on the queue (Linux lets SACK find such packets lost again).
     fn timeout_was_spurious(&mut self, ack: &AckFrame) -> bool {
         let Some(t) = self.timed_out.as_deref_mut() else { return false };
         let acked = |pn: u64| ack.cumulative > pn || ack.sack_blocks().iter().any(|&(s, e)| s <= pn && pn < e);
@@ -423,16 +434,40 @@ impl Subflow {
         });
         let spurious = any && !t.undone;
         t.undone |= spurious;
-        let reach = ack.sack_blocks().iter().fold(ack.cumulative, |r, &(_, e)| r.max(e));
-        if reach > t.after || t.lost.is_empty() {
-            self.timed_out = None;
-        }
         if !arrived.is_empty() {
             arrived.sort_unstable();
             self.retransmit.retain(|r| arrived.binary_search(r).is_err());
+            t.parked.retain(|r| arrived.binary_search(r).is_err());
+        }
+        if spurious {
+            let mut waiting: Vec<(u64, u32)> =
+                t.lost.iter().filter(|&&(_, _, len)| len > 0).map(|&(_, dsn, len)| (dsn, len)).collect();
+            waiting.sort_unstable();
+            let retransmit = &mut self.retransmit;
+            retransmit.retain(|r| match waiting.binary_search(r) {
+                Ok(_) => {
+                    t.parked.push(*r);
+                    false
+                }
+                Err(_) => true,
+            });
+        }
+        let reach = ack.sack_blocks().iter().fold(ack.cumulative, |r, &(_, e)| r.max(e));
+        if reach > t.after || t.lost.is_empty() {
+            self.settle_timeout();
         }
         self.counters.spurious_rtos += u64::from(spurious);
         spurious
+    }
+
+    /// Detection of the last timeout ends: what it parked goes back on the
+    /// retransmission queue, first.
+    fn settle_timeout(&mut self) {
+        if let Some(t) = self.timed_out.take() {
+            for &r in t.parked.iter().rev() {
+                self.retransmit.push_front(r);
+            }
+        }
     }
 
     fn mark_acked(&mut self, pn: u64, out: &mut AckOutcome, newest: &mut Option<(u64, Sent)>) {
@@ -521,6 +556,7 @@ impl Subflow {
         let covers = |d: u64, len: u32| d <= dsn && dsn < d + u64::from(len);
         self.sent.iter().any(|p| p.state == State::InFlight && covers(p.dsn, p.len))
             || self.retransmit.iter().any(|&(d, len)| covers(d, len))
+            || self.timed_out.as_ref().is_some_and(|t| t.parked.iter().any(|&(d, len)| covers(d, len)))
     }
 
     /// Lowest packet number still in flight: every packet below it is
@@ -575,6 +611,9 @@ impl Subflow {
     /// subflow (a zero-window probe, or a join's confirmation), whose loss
     /// says nothing about the path; the caller re-sends what it carried.
     pub fn on_rto(&mut self, now: Instant, rto: impl Fn(&Self) -> Duration) -> bool {
+        if self.timed_out.as_ref().is_some_and(|t| t.undone) {
+            self.settle_timeout();
+        }
         let lone_probe = self.usable() && self.bytes_in_flight == 0 && self.retransmit.is_empty();
         self.counters.rtos += 1;
         // The timeout that cuts the window (the connection calls the
@@ -593,7 +632,7 @@ impl Subflow {
             }
         }
         if cuts {
-            self.timed_out = Some(Box::new(TimedOut { lost, after: self.next_pn, undone: false }));
+            self.timed_out = Some(Box::new(TimedOut { lost, after: self.next_pn, undone: false, parked: Vec::new() }));
         }
         self.bytes_in_flight = 0;
         self.packets_in_flight = 0;
@@ -635,6 +674,7 @@ impl Subflow {
     /// Closes the subflow: everything unacknowledged is lost to it.
     /// Returns the ranges to send elsewhere.
     pub fn close(&mut self) -> Vec<(u64, u32)> {
+        self.settle_timeout();
         self.state = Lifecycle::Closed;
         let mut ranges: Vec<(u64, u32)> = self.retransmit.drain(..).collect();
         for p in self.sent.iter_mut().filter(|p| p.state == State::InFlight) {
@@ -690,10 +730,18 @@ mod tests {
         let queued = |s: &Subflow| s.retransmit.iter().map(|&(dsn, _)| dsn).collect::<Vec<_>>();
         assert_eq!(queued(&s), [1000, 2000, 3000], "packets 1-3 queued for retransmission");
         assert!(s.on_ack(ms(1150), &ack(1, &[(2, 3)]), 3, |_| RTO).spurious_timeout, "SACK of packet 2");
-        assert_eq!(queued(&s), [1000, 3000], "packet 2 arrived: its data leaves the queue");
+        assert_eq!(queued(&s), [] as [u64; 0], "packet 2 arrived; 1 and 3 are parked at the undo");
+        assert!(s.carries(1000) && s.carries(3000) && !s.carries(2000), "the subflow still holds what is parked");
         assert!(!s.on_ack(ms(1160), &ack(4, &[]), 3, |_| RTO).spurious_timeout, "only once");
-        assert_eq!(queued(&s), [] as [u64; 0], "so did packets 1 and 3, after the undo");
+        assert_eq!(queued(&s), [] as [u64; 0], "packets 1 and 3 arrived too");
+        assert!(!s.carries(3000), "(1000 is in the retransmission, in flight)");
         assert_eq!(s.counters.spurious_rtos, 1);
+        // Detection ends (the retransmission is acknowledged) before
+        // packets 1 and 3 are: their data goes back on the queue.
+        let mut s = timed_out();
+        assert!(s.on_ack(ms(1150), &ack(1, &[(2, 3)]), 3, |_| RTO).spurious_timeout);
+        assert!(!s.on_ack(ms(1160), &ack(1, &[(4, 5), (2, 3)]), 3, |_| RTO).spurious_timeout);
+        assert_eq!(queued(&s), [1000, 3000], "not shown to have arrived: queued again");
         let mut s = timed_out();
         assert!(s.on_ack(ms(1150), &ack(3, &[]), 3, |_| RTO).spurious_timeout, "cumulative through packet 2");
         assert_eq!((s.state, s.first_timeout()), (Lifecycle::Established, true), "the timeout series ends");
