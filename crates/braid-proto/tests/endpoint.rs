@@ -338,10 +338,7 @@ fn a_clean_network_needs_no_retransmission_timeout() {
         assert_eq!(run.opened.len(), paths.len(), "{what}: subflows opened at the server: {:?}", run.opened);
         assert_eq!(run.rtos, 0, "{what}: retransmission timeouts");
         assert_eq!(run.dropped, 0, "{what}: datagrams the server dropped");
-        for (&(i, _), srtt) in run.opened.iter().zip(&run.opened_srtt) {
-            let rtt = braid_proto::Duration::from_millis(2 * paths[usize::from(i)]);
-            assert_eq!(*srtt, Some(rtt), "{what}: the server's RTT on subflow {i} when it opened");
-        }
+        run.assert_server_rtts(&paths, &what);
     }
 }
 
@@ -399,6 +396,15 @@ struct Clean {
 }
 
 impl Clean {
+    /// The server's smoothed RTT on each subflow when it opened was its
+    /// path's round trip exactly (`delays_ms` one way).
+    fn assert_server_rtts(&self, delays_ms: &[u64], what: &str) {
+        for (&(i, _), srtt) in self.opened.iter().zip(&self.opened_srtt) {
+            let rtt = braid_proto::Duration::from_millis(2 * delays_ms[usize::from(i)]);
+            assert_eq!(*srtt, Some(rtt), "{what}: the server's RTT on subflow {i} when it opened");
+        }
+    }
+
     /// With `algorithms` (controller, scheduler), the client writes `up`
     /// bytes and the server `down` (once it has the connection), for at
     /// most `limit_ms`, stopping once both are read and every subflow is
@@ -525,10 +531,7 @@ fn any_one_lost_datagram_is_recovered() {
                 format!("case {case}: {algorithms:?}, paths {paths:?} ms, {up} up, {down} down, datagram {lose} lost");
             assert_eq!((run.up, run.down), (up, down), "{what}: bytes delivered");
             assert_eq!(run.opened.len(), paths.len(), "{what}: subflows opened: {:?}", run.opened);
-            for (&(i, _), srtt) in run.opened.iter().zip(&run.opened_srtt) {
-                let rtt = braid_proto::Duration::from_millis(2 * paths[usize::from(i)]);
-                assert_eq!(*srtt, Some(rtt), "{what}: the server's RTT on subflow {i} when it opened");
-            }
+            run.assert_server_rtts(&paths, &what);
         }
     }
 }

@@ -389,14 +389,13 @@ impl Connection {
             // of about 1 ms at the pacing rate (`tcp_tso_autosize`, at
             // least two segments), and `tcp_update_skb_after_send` credits
             // lateness up to half a segment's time "to take into account OS
-            // jitter". Deviation: Braid credits only the timer's lateness,
-            // not a sender's that waited for its window, so the simulator,
-            // whose timers are exact, paces as before.
+            // jitter". Deviation: Braid credits only the timer's lateness:
+            // only in the timer's own run, and only for a subflow whose slot
+            // was at or after the deadline that fired (one whose slot was
+            // earlier waited for its window), so the simulator, whose timers
+            // are exact, paces as before.
             let gap = u64::from(len) * 1_000_000_000 / rate;
             let sf = &mut self.subflows[i];
-            // Only in the run of the pacing timer, and only for a subflow
-            // whose slot was at or after the deadline that fired: one whose
-            // slot was earlier waited for its window, not for the timer.
             let late = match self.pacing_wake {
                 Some((deadline, woke)) if woke == now && sf.next_send_time >= deadline => {
                     now.saturating_since(sf.next_send_time)

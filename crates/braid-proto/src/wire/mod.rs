@@ -260,6 +260,10 @@ fn take_u64(buf: &mut &[u8]) -> Result<u64, DecodeError> {
     take::<8>(buf).map(u64::from_be_bytes)
 }
 
+fn take_u32(buf: &mut &[u8]) -> Result<u32, DecodeError> {
+    take::<4>(buf).map(u32::from_be_bytes)
+}
+
 fn take_u8(buf: &mut &[u8]) -> Result<u8, DecodeError> {
     take::<1>(buf).map(|[b]| b)
 }
@@ -311,15 +315,11 @@ pub fn decode(bytes: &[u8]) -> Result<Packet, DecodeError> {
 fn decode_control(rest: &mut &[u8]) -> Result<Control, DecodeError> {
     Ok(match take_u8(rest)? {
         1 => Control::Hello { key: take_u64(rest)? },
-        2 => Control::HelloReply { key: take_u64(rest)?, stamp: u32::from_be_bytes(take(rest)?) },
-        3 => Control::Establish {
-            client_key: take_u64(rest)?,
-            server_key: take_u64(rest)?,
-            echo: u32::from_be_bytes(take(rest)?),
-        },
+        2 => Control::HelloReply { key: take_u64(rest)?, stamp: take_u32(rest)? },
+        3 => Control::Establish { client_key: take_u64(rest)?, server_key: take_u64(rest)?, echo: take_u32(rest)? },
         4 => Control::Join { token: take_u64(rest)?, nonce: take_u64(rest)?, backup: take_u8(rest)? & 1 == 1 },
-        5 => Control::JoinReply { mac: take(rest)?, nonce: take_u64(rest)?, stamp: u32::from_be_bytes(take(rest)?) },
-        6 => Control::JoinAck { mac: take(rest)?, echo: u32::from_be_bytes(take(rest)?) },
+        5 => Control::JoinReply { mac: take(rest)?, nonce: take_u64(rest)?, stamp: take_u32(rest)? },
+        6 => Control::JoinAck { mac: take(rest)?, echo: take_u32(rest)? },
         7 => {
             let id = take_u8(rest)?;
             let ip = match take_u8(rest)? {
