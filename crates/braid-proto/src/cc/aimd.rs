@@ -94,13 +94,13 @@ impl<R: WindowRule> Controller for Aimd<R> {
     /// `tcp_reno_undo_cwnd`, which MPTCP v0.96's coupled modules use; the
     /// rule's loss bookkeeping (OLIA's, BALIA's) stays, as in Linux.
     fn on_spurious_rto(&mut self, path: usize) {
-        window::undo_timeout(&mut self.windows, path);
+        window::on_active(&mut self.windows, path, Window::undo_timeout);
     }
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
-        window::penalize(&mut self.windows, path);
+        window::on_active(&mut self.windows, path, Window::penalize);
     }
     fn on_idle_restart(&mut self, _now: Instant, path: usize, idle: Duration, rto: Duration, restart: u64) {
-        window::restart_after_idle(&mut self.windows, path, idle, rto, restart);
+        window::on_active(&mut self.windows, path, |w| w.restart_after_idle(idle, rto, restart as f64));
     }
     fn window(&self, path: usize) -> u64 {
         window::window_bytes(&self.windows, path)

@@ -154,19 +154,19 @@ impl Controller for Cubic {
     /// Linux's CUBIC undoes with `tcp_reno_undo_cwnd`: the window comes
     /// back, W_max and the epoch stay as the timeout left them.
     fn on_spurious_rto(&mut self, path: usize) {
-        window::undo_timeout(&mut self.paths, path);
+        window::on_active(&mut self.paths, path, Window::undo_timeout);
     }
     /// Linux halves `snd_cwnd` under the module and leaves CUBIC's state
     /// (W_max, epoch) alone; so does Braid.
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
-        window::penalize(&mut self.paths, path);
+        window::on_active(&mut self.paths, path, Window::penalize);
     }
     /// Linux's `tcp_cwnd_restart`, and CUBIC's own `CA_EVENT_TX_START`
     /// handling: the epoch moves forward by the idle time (no later than
     /// now), so the window resumes the cubic curve where it left it rather
     /// than jumping along it.
     fn on_idle_restart(&mut self, now: Instant, path: usize, idle: Duration, rto: Duration, restart: u64) {
-        window::restart_after_idle(&mut self.paths, path, idle, rto, restart);
+        window::on_active(&mut self.paths, path, |w| w.restart_after_idle(idle, rto, restart as f64));
         if let Some(epoch) = self.paths.get_mut(path).and_then(|p| p.epoch.as_mut()) {
             *epoch = (*epoch + idle).min(now);
         }

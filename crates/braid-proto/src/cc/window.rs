@@ -150,30 +150,12 @@ pub(crate) fn ssthresh_bytes<T: Windowed>(paths: &[T], path: usize) -> u64 {
     paths.get(path).map_or(u64::MAX, |p| p.window().ssthresh_bytes())
 }
 
-/// Restarts the window of `path` after idleness, if it is active.
-pub(crate) fn restart_after_idle<T: Windowed>(
-    paths: &mut [T],
-    path: usize,
-    idle: Duration,
-    rto: Duration,
-    restart: u64,
-) {
+/// Applies `change` to the window of `path` if it is active (a removed
+/// path's window stays as it was): the window-level callbacks a timeout's
+/// undo, a penalty or a restart after idleness make.
+pub(crate) fn on_active<T: Windowed>(paths: &mut [T], path: usize, change: impl FnOnce(&mut Window)) {
     if let Some(p) = paths.get_mut(path).filter(|p| p.window().active) {
-        p.window_mut().restart_after_idle(idle, rto, restart as f64);
-    }
-}
-
-/// Undoes the last timeout's cut of `path` if it is active.
-pub(crate) fn undo_timeout<T: Windowed>(paths: &mut [T], path: usize) {
-    if let Some(p) = paths.get_mut(path).filter(|p| p.window().active) {
-        p.window_mut().undo_timeout();
-    }
-}
-
-/// Applies the kernel's penalty to `path` if it is active.
-pub(crate) fn penalize<T: Windowed>(paths: &mut [T], path: usize) {
-    if let Some(p) = paths.get_mut(path).filter(|p| p.window().active) {
-        p.window_mut().penalize();
+        change(p.window_mut());
     }
 }
 

@@ -210,13 +210,13 @@ impl Controller for WVegas {
     }
     /// As Reno's undo (`tcp_reno_undo_cwnd`): the delay state stays.
     fn on_spurious_rto(&mut self, path: usize) {
-        window::undo_timeout(&mut self.paths, path);
+        window::on_active(&mut self.paths, path, Window::undo_timeout);
     }
     fn penalize(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
-        window::penalize(&mut self.paths, path);
+        window::on_active(&mut self.paths, path, Window::penalize);
     }
     fn on_idle_restart(&mut self, _now: Instant, path: usize, idle: Duration, rto: Duration, restart: u64) {
-        window::restart_after_idle(&mut self.paths, path, idle, rto, restart);
+        window::on_active(&mut self.paths, path, |w| w.restart_after_idle(idle, rto, restart as f64));
     }
     fn window(&self, path: usize) -> u64 {
         window::window_bytes(&self.paths, path)
