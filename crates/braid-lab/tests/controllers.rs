@@ -310,7 +310,8 @@ fn wvegas_keeps_queues_near_empty() {
 /// wVegas gates only its Reno steps, as `mptcp_wvegas.c` does (its slow
 /// start between rounds is ungated there too, and Linux then relies on
 /// RFC 2861's decay of unused windows, which Braid does not model), so its
-/// app-limited window is not checked.
+/// window is not checked: with no queue its `diff` stays below the two
+/// whole packets that end slow start, and the window grows.
 #[test]
 fn windows_grow_only_while_used() {
     let toml = |cc: &str, flow: &str| {
@@ -327,7 +328,11 @@ fn windows_grow_only_while_used() {
         assert!(app.flows[0].goodput_mbps > 1.9, "{cc}: the application's rate gets through");
         assert!(cc == "wvegas" || a.cwnd_mean_bytes < 40_000.0, "{cc}: app-limited window {:.0} B", a.cwnd_mean_bytes);
         assert!(rwnd.flows[0].goodput_mbps > 20.0, "{cc}: 64 KiB per 20 ms gets through");
-        assert!(r.cwnd_mean_bytes < 200_000.0, "{cc}: receive-window-limited window {:.0} B", r.cwnd_mean_bytes);
+        assert!(
+            cc == "wvegas" || r.cwnd_mean_bytes < 200_000.0,
+            "{cc}: receive-window-limited window {:.0} B",
+            r.cwnd_mean_bytes
+        );
     }
 }
 

@@ -24,18 +24,17 @@ fn homogeneous_paths_aggregate_under_every_scheduler() {
 /// for the fast subflow when the slow one would block the send window, so
 /// it sends far less on the slow path than minRTT.
 ///
-/// BLEST's estimate sits close to the window here: the fast subflow could
-/// send `X = MSS (CWND_f + (rtts - 1) / 2) rtts`, with `rtts` = 20 ms over
-/// about 0.25 ms, some 5 to 9 MB while one segment crosses the slow path,
-/// against a 6 MiB send window. When queueing lifts the fast path's RTT
-/// from 0.23 to 0.35 ms, X drops below the window and BLEST starts using the
-/// slow path. Since BBR enters ProbeRTT when RTprop expires (it almost
-/// never did before; found by mutation testing), the first ProbeRTT, 10 s
-/// in, triggers that in every seed: 24.0% on the slow path in seeds 1-3,
-/// where the bound used to be calibrated on 0.2%, 24% and 24% (a mean of
-/// 17.8%). The test takes the mean over the three seeds: BLEST under 80% of
-/// minRTT's slow-path share (measured 24.0% vs 33.2%, a ratio of 0.72;
-/// BLEST behaving as minRTT gives 1).
+/// BLEST's estimate is the kernel module's: BBR keeps no slow-start
+/// threshold (Linux's stays infinite), so the fast subflow counts as in
+/// its initial slow start, and over the `20 ms / 0.25 ms + 1` round trips
+/// (at most 16) of its own that one segment spends on the slow path it
+/// would send `CWND_f (2^16 - 1)` segments: far beyond the 6 MiB send
+/// window, and BLEST leaves the slow path idle (measured 0.0% over seeds
+/// 1-3 against minRTT's 33.2%). With the paper's estimate (current RTTs,
+/// linear growth) it sat near the window, and the slow path got 24% once
+/// queueing lifted the fast path's RTT. The test takes the mean over the
+/// three seeds: BLEST under 80% of minRTT's slow-path share (BLEST behaving
+/// as minRTT gives 1).
 #[test]
 fn blest_leaves_a_blocking_slow_path_mostly_idle() {
     let slow_share = |name: &str| {
@@ -383,13 +382,16 @@ fn every_scheduler_routes_around_a_failed_path() {
 }
 
 /// Seed 004's mild-heterogeneity bandwidth scenario (SF1 100 Mbit/s, SF2
-/// 75 Mbit/s, both 0 ms) under BBR: BLEST uses SF2 because the receiver
-/// acknowledges a subflow's first packets at once (Linux's quick-ack
-/// mode). Without it SF2's opening segments wait for the 40 ms
-/// delayed-ACK timer, its RTT reads tens of milliseconds on a 0-ms path,
-/// and BLEST never sends there again.
+/// 75 Mbit/s, both 0 ms) under BBR: BLEST uses SF2 whether or not the
+/// receiver acknowledges a subflow's first packets at once (Linux's
+/// quick-ack mode). Without quick acks SF2's opening segments wait for the
+/// 40 ms delayed-ACK timer, and with the paper's estimate (current RTTs)
+/// BLEST never sent there again (0.2 Mbit/s). The kernel module's estimate
+/// uses each subflow's lowest and highest SRTT seen: SF1's highest (about
+/// 8 ms, queueing in BBR's start-up) makes its round trip long against
+/// SF2's, so BLEST expects SF1 to send little while a segment crosses SF2.
 #[test]
-fn quick_acks_let_blest_measure_a_second_fast_path() {
+fn blest_uses_a_second_fast_path_with_or_without_quick_acks() {
     let run = |quickacks: u32| {
         let s = simulate(&format!(
             r#"
@@ -406,5 +408,5 @@ fn quick_acks_let_blest_measure_a_second_fast_path() {
         sf2.goodput_mbps
     };
     assert!(run(16) > 50.0, "with quick-ack mode BLEST uses SF2");
-    assert!(run(0) < 5.0, "without it SF2 stays nearly idle (the mechanism this test is about)");
+    assert!(run(0) > 50.0, "and without it");
 }

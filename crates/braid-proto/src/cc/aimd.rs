@@ -31,6 +31,14 @@ pub trait WindowRule: std::fmt::Debug + Send + Default {
         (w.cwnd / 2.0).max(2.0 * w.mss)
     }
 
+    /// ssthresh after a retransmission timeout on `path` (the window then
+    /// restarts at one segment). Default: Reno's halving, the
+    /// `tcp_reno_ssthresh` that LIA's and OLIA's modules use.
+    fn timeout_ssthresh(&mut self, windows: &[Window], path: usize, _paths: &[PathView]) -> f64 {
+        let w = &windows[path];
+        (w.cwnd / 2.0).max(2.0 * w.mss)
+    }
+
     /// Sees every ACK of `path`, slow start included (for per-path state).
     fn observe_ack(&mut self, _path: usize, _ack: &AckSample) {}
 
@@ -85,9 +93,10 @@ impl<R: WindowRule> Controller for Aimd<R> {
             self.windows[path].ssthresh = w;
         }
     }
-    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
-        if let Some(w) = self.windows.get_mut(path).filter(|w| w.active) {
-            w.on_rto();
+    fn on_rto(&mut self, _now: Instant, path: usize, paths: &[PathView]) {
+        if self.windows.get(path).is_some_and(|w| w.active) {
+            let ssthresh = self.rule.timeout_ssthresh(&self.windows, path, paths);
+            self.windows[path].on_rto_to(ssthresh);
             self.rule.observe_loss(path);
         }
     }

@@ -13,7 +13,9 @@
 //! 0.75 w), which makes the cut coarser than `min(a_r, 1.5)`; it floors
 //! ssthresh at one packet and counts its increase once per ACK event with
 //! an integer threshold (`ai + 1` ACKs per packet). Braid floors at two
-//! segments, as its other loss-based controllers do. Only active
+//! segments, as its other loss-based controllers do. A timeout sets
+//! ssthresh by the same decrease (the module's `ssthresh` callback), not by
+//! Reno's halving. Only active
 //! subflows with an RTT estimate enter the sums; a subflow without one
 //! grows like Reno. Growth is per acknowledged byte (see `cc`).
 
@@ -65,6 +67,12 @@ impl WindowRule for Balia {
         let a = rates(windows, paths, path).map_or(1.0, |(_, _, a)| a);
         (w.cwnd - w.cwnd / 2.0 * a.min(BALIA_MAX_ALPHA)).max(2.0 * w.mss)
     }
+
+    /// The module's `ssthresh` callback is `mptcp_balia_ssthresh`, its
+    /// loss decrease, which `tcp_enter_loss` uses at a timeout too.
+    fn timeout_ssthresh(&mut self, windows: &[Window], path: usize, paths: &[PathView]) -> f64 {
+        self.decrease(windows, path, paths)
+    }
 }
 
 #[cfg(test)]
@@ -96,6 +104,19 @@ mod tests {
         assert_eq!(b.window(1), 5_000);
         b.on_congestion_event(Instant::ZERO, 0, &paths);
         assert_eq!(b.window(0), 5_000);
+    }
+
+    #[test]
+    fn a_timeout_sets_ssthresh_by_balias_decrease() {
+        // As above: path 1 (a = 2, capped 1.5) keeps 20000 - 10000 x 1.5 =
+        // 5 kB as ssthresh where Reno's halving would keep 10 kB; path 0
+        // (a = 1) is halved. Both windows restart at one segment.
+        let mut b = in_avoidance::<Balia>(&[10, 20]);
+        let paths = [view(10), view(40)];
+        b.on_rto(Instant::ZERO, 1, &paths);
+        assert_eq!((b.window(1), b.ssthresh(1)), (1_000, 5_000));
+        b.on_rto(Instant::ZERO, 0, &paths);
+        assert_eq!((b.window(0), b.ssthresh(0)), (1_000, 5_000));
     }
 
     #[test]

@@ -52,8 +52,13 @@ impl Window {
     /// RFC 5681 section 3.1 on timeout: ssthresh = max(cwnd/2, 2 segments),
     /// cwnd = one segment.
     pub fn on_rto(&mut self) {
+        self.on_rto_to((self.cwnd / 2.0).max(2.0 * self.mss));
+    }
+
+    /// A retransmission timeout with the controller's own `ssthresh`.
+    pub fn on_rto_to(&mut self, ssthresh: f64) {
         self.save_prior();
-        self.ssthresh = (self.cwnd / 2.0).max(2.0 * self.mss);
+        self.ssthresh = ssthresh;
         self.cwnd = self.mss;
     }
 

@@ -8,8 +8,11 @@
 //! moves its window one segment towards `diff = alpha_r`. The alphas share
 //! a total of 10 packets in proportion to the subflows' rates
 //! (`alpha_r = max(2, 10 * x_r / sum x)`, `x = cwnd / srtt`), recomputed
-//! when `diff >= alpha_r`. In slow start a `diff` above gamma = 1 ends slow
-//! start, cutting the window to `base_rtt / rtt` of itself plus one. When the
+//! when `diff >= alpha_r`. `diff` and `alpha_r` are whole packets, rounded
+//! down as the kernel's integers are: the window holds while `alpha_r <=
+//! diff < alpha_r + 1`. In slow start a `diff` above gamma = 1 (two queued
+//! packets or more) ends slow start, cutting the window to `base_rtt / rtt`
+//! of itself plus one. When the
 //! queueing delay reaches twice the smallest one seen since the last
 //! backoff, the window drops to `cwnd * base_rtt / (2 rtt)` to drain the
 //! queue. Losses halve the window as Reno does.
@@ -17,7 +20,7 @@
 //! Following the kernel: decisions are taken once per round, and only with
 //! more than two RTT samples in it (otherwise Reno); ssthresh follows
 //! `max(ssthresh, 3/4 cwnd)` after each decision and `min(ssthresh, cwnd)`
-//! on the slow-start exit; the window is floored at two segments; after
+//! on the slow-start exit and on every one-segment decrease; the window is floored at two segments; after
 //! loss recovery a round restarts with alpha back at 2 and the queue-delay
 //! minimum forgotten (`wvegas_enable`). Deviations: each subflow's weight
 //! uses its current `cwnd / srtt` and every subflow's, where the kernel sums
@@ -85,7 +88,9 @@ impl VegasPath {
         let rtt = self.rtt_sum / f64::from(self.rtt_samples);
         let base = self.base_rtt;
         let cwnd = self.window.cwnd / mss;
-        let diff = cwnd * (rtt - base) / rtt;
+        // Whole packets, as the kernel's `u32 diff`: slow start ends at two
+        // queued packets, and the window holds while alpha <= diff < alpha + 1.
+        let diff = (cwnd * (rtt - base) / rtt).floor();
         let slow_start = self.window.in_slow_start();
         let mut next = cwnd;
         if diff > WVEGAS_GAMMA && slow_start {
@@ -97,10 +102,13 @@ impl VegasPath {
             next = self.window.cwnd / mss;
         } else {
             if diff >= self.alpha {
-                self.alpha = (WVEGAS_TOTAL_ALPHA * share(cwnd / rtt)).max(WVEGAS_MIN_ALPHA);
+                self.alpha = (WVEGAS_TOTAL_ALPHA * share(cwnd / rtt)).floor().max(WVEGAS_MIN_ALPHA);
             }
             if diff > self.alpha {
                 next -= 1.0;
+                // Kernel: ssthresh = min(ssthresh, cwnd), so that slow start
+                // does not take the step back before the round ends.
+                self.window.ssthresh = self.window.ssthresh.min(next.max(2.0) * mss);
             } else if diff < self.alpha {
                 next += 1.0;
             }
@@ -258,6 +266,30 @@ mod tests {
         assert_eq!(p.window.ssthresh_bytes(), 29_250, "3/4 of the window");
     }
 
+    /// diff and alpha are whole packets, as the kernel's integers: the
+    /// window holds while alpha <= diff < alpha + 1.
+    #[test]
+    fn the_window_holds_within_a_packet_of_alpha() {
+        // diff = 40 x 0.02 / 0.12 = 6.67: 6 packets; alpha = 10 x 0.69 = 6.9: 6.
+        let mut p = path(40.0, 120.0);
+        p.decide(1000, |_| 0.69);
+        assert_eq!(p.alpha, 6.0);
+        assert_eq!(p.window.bytes(), 40_000);
+    }
+
+    /// A one-segment decrease lowers ssthresh with the window (the kernel's
+    /// `mptcp_wvegas_ssthresh`), so slow start between decisions does not
+    /// take the segment back.
+    #[test]
+    fn a_decrease_lowers_ssthresh_with_the_window() {
+        // 20 segments = ssthresh; diff = 20 x 0.15 / 0.25 = 12 > alpha 10.
+        let mut p = path(20.0, 250.0);
+        p.window.ssthresh = 20_000.0;
+        p.decide(1000, |_| 1.0);
+        assert_eq!((p.window.bytes(), p.window.ssthresh_bytes()), (19_000, 19_000));
+        assert!(!p.window.in_slow_start());
+    }
+
     #[test]
     fn queue_delay_doubling_backs_off() {
         let mut p = path(40.0, 110.0);
@@ -292,15 +324,18 @@ mod tests {
     }
 
     /// In slow start with little queueing the round's decision is slow
-    /// start's own growth: 20 segments and 5 acknowledged make 25.
+    /// start's own growth: 20 segments and 5 acknowledged make 25. Slow
+    /// start ends at two whole queued packets: 1.48 is one.
     #[test]
     fn slow_start_grows_while_queueing_stays_low() {
-        let mut p = path(20.0, 101.0);
-        p.window.ssthresh = f64::INFINITY;
-        // diff = 20 x 0.001 / 0.101 = 0.2 < gamma: slow start.
-        p.decide(5000, |_| 1.0);
-        assert_eq!(p.window.bytes(), 25_000);
-        assert!(p.window.in_slow_start());
+        // diff = 20 x 0.001 / 0.101 = 0.2, and 20 x 0.008 / 0.108 = 1.48.
+        for rtt_ms in [101.0, 108.0] {
+            let mut p = path(20.0, rtt_ms);
+            p.window.ssthresh = f64::INFINITY;
+            p.decide(5000, |_| 1.0);
+            assert_eq!(p.window.bytes(), 25_000, "{rtt_ms} ms");
+            assert!(p.window.in_slow_start());
+        }
     }
 
     /// A restart after idleness restarts the window as for every
@@ -384,11 +419,11 @@ mod tests {
         let mut w = two_paths();
         assert_eq!(w.alpha(0), Some(WVEGAS_MIN_ALPHA));
         end_round(&mut w);
-        // diff = 40 x 0.02 / 0.12 = 6.67 >= alpha 2: alpha is recomputed from
-        // the rates x_0 = 40 / 0.12 = 333.3 and x_1 = 10 / 0.1 = 100 segments/s,
-        // 10 x 333.3 / 433.3 = 7.692; diff is below it: +1 segment.
-        let alpha = w.alpha(0).unwrap();
-        assert!((alpha - 7.692_308).abs() < 1e-6, "{alpha}");
+        // diff = 40 x 0.02 / 0.12 = 6.67, 6 whole packets, >= alpha 2: alpha is
+        // recomputed from the rates x_0 = 40 / 0.12 = 333.3 and x_1 = 10 / 0.1
+        // = 100 segments/s, 10 x 333.3 / 433.3 = 7.69, 7 whole packets; diff
+        // is below it: +1 segment.
+        assert_eq!(w.alpha(0), Some(7.0));
         assert_eq!(w.window(0), 41_000);
         assert_eq!(w.ssthresh(0), 30_750, "3/4 of the window");
     }

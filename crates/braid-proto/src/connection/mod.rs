@@ -170,6 +170,10 @@ pub struct Connection {
     /// New data is waiting for the peer's window, and how often that began.
     window_stalled: bool,
     window_stalls: u64,
+    /// The application waits on a full send buffer with everything it
+    /// wrote sent, and how often that began (BLEST counts both kinds).
+    buffer_stalled: bool,
+    buffer_stalls: u64,
     /// Opportunistic retransmission and penalisation are on.
     opportunistic: bool,
     /// End of the last new-data segment shorter than the MSS (Nagle).
@@ -295,6 +299,8 @@ impl Connection {
             pacing_wake: None,
             window_stalled: false,
             window_stalls: 0,
+            buffer_stalled: false,
+            buffer_stalls: 0,
             opportunistic,
             short_sent_end: 0,
             last_opportunistic: None,

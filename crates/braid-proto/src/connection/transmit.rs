@@ -204,6 +204,11 @@ impl Connection {
                         sf.mark_app_limited();
                     }
                     let room = self.send.room();
+                    if room == 0 && !self.buffer_stalled {
+                        // The application waits on a full send buffer.
+                        self.buffer_stalled = true;
+                        self.buffer_stalls += 1;
+                    }
                     (2 * room < self.send.capacity() - room, room == 0)
                 } else {
                     if !self.window_stalled {
@@ -222,6 +227,7 @@ impl Connection {
                 return None;
             }
             self.window_stalled = false;
+            self.buffer_stalled = false;
             (self.send.nxt(), len as u32, false)
         };
         if !(0..self.subflows.len()).any(|i| self.subflows[i].is_established() && self.window_space(i, len)) {
@@ -237,7 +243,7 @@ impl Connection {
             backlog: self.send.backlog(),
             window_room,
             send_window: self.peer_window_end().saturating_sub(self.send.una()),
-            window_stalls: self.window_stalls,
+            stalls: self.window_stalls + self.buffer_stalls,
         };
         let i = match self.sched.select(&conn, &self.sched_views) {
             Decision::Send(i) => i,
@@ -303,6 +309,7 @@ impl Connection {
                 srtt: s.rtt.srtt(),
                 rttvar: s.rtt.rttvar(),
                 cwnd: self.cc.window(i),
+                ssthresh: self.cc.get().ssthresh(i),
                 bytes_in_flight: s.bytes_in_flight(),
                 packets_in_flight: s.packets_in_flight(),
                 mss: s.mss,

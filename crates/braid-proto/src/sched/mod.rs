@@ -5,6 +5,21 @@
 //! path, several paths (for redundant schedulers), or wait. The connection
 //! enforces the hard limits itself (congestion window, receive window), so
 //! a scheduler cannot make the connection break them.
+//!
+//! Where every scheduler's view differs from Linux MPTCP v0.96's
+//! (`mptcp_sched.c`, `mptcp_is_available`):
+//! - A subflow its pacer holds back counts as having no window space; the
+//!   kernel's test has no pacing check and queues the segment on the
+//!   subflow, whose pacer then holds it. Only `bbr` and `mpbbr` pace, so
+//!   only their runs see the difference: data goes to a subflow free to
+//!   send now rather than waiting behind the fastest one's pacer.
+//! - After a retransmission timeout a subflow is usable again at the first
+//!   acknowledgement of new data; the kernel also keeps it out while it is in
+//!   `TCP_CA_Loss`, until everything sent before the timeout is acknowledged.
+//! - Data queued for reinjection may go back to a subflow that carried it;
+//!   the kernel prefers one that has not (`path_mask`). A subflow's own
+//!   timeout makes it unusable, so this shows only after a connection-level
+//!   timeout or when a failed subflow recovers before its data is re-sent.
 
 mod blest;
 mod ecf;
@@ -13,7 +28,7 @@ mod minrtt;
 mod redundant;
 mod rr;
 
-pub use blest::{blest_fast_bytes, Blest, BLEST_LAMBDA_MAX, BLEST_LAMBDA_MIN};
+pub use blest::{blest_fast_bytes, blest_linger, Blest, BLEST_LAMBDA_MAX, BLEST_LAMBDA_MIN};
 pub use ecf::{Ecf, ECF_BETA};
 pub use llhd::{Llhd, LLHD_BETA_CODE, LLHD_BETA_PAPER};
 pub use minrtt::MinRtt;
@@ -43,6 +58,8 @@ pub struct SchedPath {
     pub srtt: Option<Duration>,
     pub rttvar: Duration,
     pub cwnd: u64,
+    /// Slow-start threshold, bytes; `u64::MAX` before the first loss.
+    pub ssthresh: u64,
     pub bytes_in_flight: u64,
     /// Data packets in flight (see [`window_allows`]).
     pub packets_in_flight: u64,
@@ -84,7 +101,8 @@ impl SchedPath {
 }
 
 /// Subflows a scheduler may consider: usable ones, and backup subflows only
-/// when no regular one is usable (the Linux rule every v0.96 scheduler shares).
+/// when no regular one is usable (the rule of v0.96's default scheduler,
+/// which BLEST, ECF and LLHD build on; RR has none).
 pub fn eligible(paths: &[SchedPath]) -> impl Iterator<Item = usize> + '_ {
     let regular = any_regular(paths);
     paths.iter().enumerate().filter(move |(_, p)| p.usable() && p.backup != regular).map(|(i, _)| i)
@@ -123,9 +141,10 @@ pub struct SchedConn {
     /// The connection-level send window: the peer's whole receive window
     /// measured from the Data ACK (BLEST's MPTCP_SW).
     pub send_window: u64,
-    /// Times so far that new data waited because the peer's window was
-    /// full: head-of-line blocking at connection level.
-    pub window_stalls: u64,
+    /// Times so far that the connection was blocked: new data waited
+    /// because the peer's window was full (head-of-line blocking), or the
+    /// application waited on a full send buffer with all it wrote sent.
+    pub stalls: u64,
 }
 
 /// The situation BLEST and ECF decide in.

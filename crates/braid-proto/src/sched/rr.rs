@@ -20,8 +20,12 @@
 //! Linux's RR also assigns a segment only to a subflow whose queued but
 //! unsent data fits in its free window; Braid sends at once, so that test
 //! reduces to the window test.
+//!
+//! Backup subflows take their turns like the others: `mptcp_rr_is_available`
+//! has no backup test, unlike the default scheduler's (a backup path under
+//! RR carries its share, as in the kernel).
 
-use super::{eligible, Decision, SchedConn, SchedPath, Scheduler};
+use super::{Decision, SchedConn, SchedPath, Scheduler};
 
 #[derive(Clone, Copy, Debug)]
 pub struct RoundRobin {
@@ -48,7 +52,7 @@ impl Scheduler for RoundRobin {
     }
 
     fn select(&mut self, _conn: &SchedConn, paths: &[SchedPath]) -> Decision {
-        let candidates: Vec<usize> = eligible(paths).collect();
+        let candidates: Vec<usize> = (0..paths.len()).filter(|&i| paths[i].usable()).collect();
         if candidates.is_empty() {
             return Decision::Wait;
         }
@@ -97,5 +101,18 @@ mod tests {
         let mut two = RoundRobin { num_segments: 2, ..RoundRobin::default() };
         let picks: Vec<_> = (0..4).map(|_| two.select(&c, &[path(10, 0), path(50, 0)])).collect();
         assert_eq!(picks, [0, 0, 1, 1].map(Decision::Send));
+    }
+
+    #[test]
+    fn a_backup_subflow_takes_its_turn_as_in_the_kernel() {
+        let c = SchedConn::default();
+        let mut rr = RoundRobin::default();
+        let backup = SchedPath { backup: true, ..path(50, 0) };
+        let picks: Vec<_> = (0..4).map(|_| rr.select(&c, &[path(10, 0), backup])).collect();
+        assert_eq!(picks, [0, 1, 0, 1].map(Decision::Send));
+        // A subflow suspected dead does not.
+        let failed = SchedPath { potentially_failed: true, ..path(50, 0) };
+        assert_eq!(rr.select(&c, &[path(10, 0), failed]), Decision::Send(0));
+        assert_eq!(rr.select(&c, &[path(10, 0), failed]), Decision::Send(0));
     }
 }
