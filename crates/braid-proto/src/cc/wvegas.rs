@@ -7,7 +7,7 @@
 //! the packets it keeps queued, `diff = cwnd (rtt - base_rtt) / rtt`, and
 //! moves its window one segment towards `diff = alpha_r`. The alphas share
 //! a total of 10 packets in proportion to the subflows' rates
-//! (`alpha_r = max(2, 10 * x_r / sum x)`, `x = cwnd / srtt`), recomputed
+//! (`alpha_r = max(2, 10 * x_r / sum x)`, `x = cwnd / rtt`), recomputed
 //! when `diff >= alpha_r`. `diff` and `alpha_r` are whole packets, rounded
 //! down as the kernel's integers are: the window holds while `alpha_r <=
 //! diff < alpha_r + 1`. In slow start a `diff` above gamma = 1 (two queued
@@ -22,9 +22,13 @@
 //! `max(ssthresh, 3/4 cwnd)` after each decision and `min(ssthresh, cwnd)`
 //! on the slow-start exit and on every one-segment decrease; the window is floored at two segments; after
 //! loss recovery a round restarts with alpha back at 2 and the queue-delay
-//! minimum forgotten (`wvegas_enable`). Deviations: each subflow's weight
-//! uses its current `cwnd / srtt` and every subflow's, where the kernel sums
-//! the `instant_rate` each subflow stored at its last decision; the
+//! minimum forgotten (`wvegas_enable`). A subflow's weight is its rate
+//! over the sum of the rates the subflows that can send and have RTT
+//! samples in their current round stored (`mptcp_wvegas_weight`): a rate,
+//! `cwnd / rtt` with the round's mean RTT, is stored only at a decision
+//! that recomputes alpha, and dropped at a timeout and at the return from
+//! recovery, so a sibling without one counts for nothing and the alphas
+//! may sum to more than 10. Deviations: the
 //! backoff test requires a positive queueing delay (the kernel's
 //! `q_delay >= 2 * queue_delay` also fires when both are exactly zero,
 //! which real RTT noise hides but a noiseless simulator hits every round);
@@ -55,6 +59,11 @@ struct VegasPath {
     rtt_sum: f64,
     base_rtt: f64,
     alpha: f64,
+    /// Its rate, cwnd / round RTT in segments per second, stored at a
+    /// decision that recomputed alpha (0 until then, and after a loss).
+    instant_rate: f64,
+    /// Its share of the connection's rate when alpha was last recomputed.
+    weight: f64,
     /// Smallest queueing delay since the last backoff (0: none yet).
     queue_delay: f64,
     recovering: bool,
@@ -69,9 +78,24 @@ impl VegasPath {
             rtt_sum: 0.0,
             base_rtt: f64::INFINITY,
             alpha: WVEGAS_MIN_ALPHA,
+            instant_rate: 0.0,
+            weight: 1.0,
             queue_delay: 0.0,
             recovering: false,
         }
+    }
+
+    /// `wvegas_enable`: a fresh round, alpha and weight back to their
+    /// initial values, no stored rate, the queue-delay minimum forgotten;
+    /// base_rtt is kept.
+    fn enable(&mut self, round_end: u64) {
+        self.round_end = round_end;
+        self.rtt_samples = 0;
+        self.rtt_sum = 0.0;
+        self.alpha = WVEGAS_MIN_ALPHA;
+        self.instant_rate = 0.0;
+        self.weight = 1.0;
+        self.queue_delay = 0.0;
     }
 
     fn reno(&mut self, acked: u64) {
@@ -81,9 +105,10 @@ impl VegasPath {
         }
     }
 
-    /// The once-per-round wVegas decision; `share` is this subflow's
-    /// fraction of the connection's rate.
-    fn decide(&mut self, acked: u64, share: impl FnOnce(f64) -> f64) {
+    /// The once-per-round wVegas decision; `share(rate)` is this subflow's
+    /// fraction of the connection's rate with its own at `rate`, or None
+    /// when no rate is known (the weight then stays).
+    fn decide(&mut self, acked: u64, share: impl FnOnce(f64) -> Option<f64>) {
         let mss = self.window.mss;
         let rtt = self.rtt_sum / f64::from(self.rtt_samples);
         let base = self.base_rtt;
@@ -102,7 +127,9 @@ impl VegasPath {
             next = self.window.cwnd / mss;
         } else {
             if diff >= self.alpha {
-                self.alpha = (WVEGAS_TOTAL_ALPHA * share(cwnd / rtt)).floor().max(WVEGAS_MIN_ALPHA);
+                self.instant_rate = cwnd / rtt;
+                self.weight = share(self.instant_rate).unwrap_or(self.weight);
+                self.alpha = (WVEGAS_TOTAL_ALPHA * self.weight).floor().max(WVEGAS_MIN_ALPHA);
             }
             if diff > self.alpha {
                 next -= 1.0;
@@ -159,13 +186,14 @@ impl Controller for WVegas {
     fn on_path_removed(&mut self, path: usize) {
         deactivate(&mut self.paths, path);
     }
-    fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
-        // Rates of every subflow that can send, for the alpha weights.
-        let rate = |r: usize, p: &VegasPath| {
-            let srtt = paths.get(r)?.srtt?.as_secs_f64();
-            (p.window.active && srtt > 0.0).then(|| p.window.cwnd / p.window.mss / srtt)
-        };
-        let total: f64 = self.paths.iter().enumerate().filter_map(|(r, p)| rate(r, p)).sum();
+    fn on_ack(&mut self, path: usize, ack: &AckSample, _paths: &[PathView]) {
+        // The rates the other subflows stored, for the alpha weights: those
+        // that can send and have RTT samples in their current round
+        // (`mptcp_wvegas_weight`).
+        let others: f64 = (self.paths.iter().enumerate())
+            .filter(|&(r, p)| r != path && p.window.active && p.rtt_samples > 0)
+            .map(|(_, p)| p.instant_rate)
+            .sum();
         let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) else { return };
         if let Some(r) = ack.rtt.map(|d| d.as_secs_f64()).filter(|&r| r > 0.0) {
             p.rtt_samples += 1;
@@ -177,14 +205,8 @@ impl Controller for WVegas {
             return;
         }
         if std::mem::take(&mut p.recovering) {
-            // Back in the open state (wvegas_enable): a fresh round, alpha
-            // back to its initial value, the queue-delay minimum forgotten;
-            // base_rtt is kept.
-            p.round_end = ack.delivered;
-            p.rtt_samples = 0;
-            p.rtt_sum = 0.0;
-            p.alpha = WVEGAS_MIN_ALPHA;
-            p.queue_delay = 0.0;
+            // Back in the open state.
+            p.enable(ack.delivered);
         }
         if ack.prior_delivered.is_none_or(|d| d < p.round_end) {
             if p.window.in_slow_start() {
@@ -199,7 +221,7 @@ impl Controller for WVegas {
                 p.reno(ack.bytes_acked);
             }
         } else {
-            p.decide(ack.bytes_acked, |mine| if total > 0.0 { mine / total } else { 1.0 });
+            p.decide(ack.bytes_acked, |mine| (mine > 0.0).then(|| mine / (others + mine)));
         }
         p.rtt_samples = 0;
         p.rtt_sum = 0.0;
@@ -214,6 +236,8 @@ impl Controller for WVegas {
     fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
         if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
             p.window.on_rto();
+            // CA_EVENT_LOSS: the stored rate is dropped.
+            p.instant_rate = 0.0;
         }
     }
     /// As Reno's undo (`tcp_reno_undo_cwnd`): the delay state stays.
@@ -255,12 +279,12 @@ mod tests {
     fn one_segment_towards_alpha_per_round() {
         // diff = 20 * (0.105 - 0.1) / 0.105 = 0.95 < alpha 2: +1 segment.
         let mut p = path(20.0, 105.0);
-        p.decide(1000, |_| 0.5);
+        p.decide(1000, |_| Some(0.5));
         assert_eq!(p.window.bytes(), 21_000);
         // diff = 40 * 0.02 / 0.12 = 6.67 >= 2: alpha becomes max(2, 10 * 0.5) = 5;
         // still above: -1 segment. (queue_delay starts at 0.02: no backoff.)
         let mut p = path(40.0, 120.0);
-        p.decide(1000, |_| 0.5);
+        p.decide(1000, |_| Some(0.5));
         assert_eq!(p.alpha, 5.0);
         assert_eq!(p.window.bytes(), 39_000);
         assert_eq!(p.window.ssthresh_bytes(), 29_250, "3/4 of the window");
@@ -272,7 +296,7 @@ mod tests {
     fn the_window_holds_within_a_packet_of_alpha() {
         // diff = 40 x 0.02 / 0.12 = 6.67: 6 packets; alpha = 10 x 0.69 = 6.9: 6.
         let mut p = path(40.0, 120.0);
-        p.decide(1000, |_| 0.69);
+        p.decide(1000, |_| Some(0.69));
         assert_eq!(p.alpha, 6.0);
         assert_eq!(p.window.bytes(), 40_000);
     }
@@ -285,7 +309,7 @@ mod tests {
         // 20 segments = ssthresh; diff = 20 x 0.15 / 0.25 = 12 > alpha 10.
         let mut p = path(20.0, 250.0);
         p.window.ssthresh = 20_000.0;
-        p.decide(1000, |_| 1.0);
+        p.decide(1000, |_| Some(1.0));
         assert_eq!((p.window.bytes(), p.window.ssthresh_bytes()), (19_000, 19_000));
         assert!(!p.window.in_slow_start());
     }
@@ -294,13 +318,13 @@ mod tests {
     fn queue_delay_doubling_backs_off() {
         let mut p = path(40.0, 110.0);
         p.alpha = 10.0;
-        p.decide(1000, |_| 0.5);
+        p.decide(1000, |_| Some(0.5));
         // diff = 40 * 0.01 / 0.11 = 3.6 < 10: +1 = 41 segments; queue_delay = 10 ms.
         assert_eq!(p.window.bytes(), 41_000);
         // Next round: 20 ms of queueing, twice the minimum: 42 * 0.1 / (2 * 0.12) = 17.5.
         p.rtt_samples = 3;
         p.rtt_sum = 3.0 * 0.120;
-        p.decide(1000, |_| 0.5);
+        p.decide(1000, |_| Some(0.5));
         assert_eq!(p.window.bytes(), 17_500);
     }
 
@@ -311,15 +335,15 @@ mod tests {
         let mut p = path(40.0, 120.0);
         p.alpha = 10.0;
         // diff = 40 x 0.02 / 0.12 = 6.7 < 10: 41 segments; queue_delay 20 ms.
-        p.decide(1000, |_| 0.5);
+        p.decide(1000, |_| Some(0.5));
         // 110 ms: diff = 41 x 0.01 / 0.11 = 3.7: 42; queue_delay down to 10 ms.
         (p.rtt_samples, p.rtt_sum) = (3, 3.0 * 0.110);
-        p.decide(1000, |_| 0.5);
+        p.decide(1000, |_| Some(0.5));
         assert_eq!(p.window.bytes(), 42_000);
         // 120 ms again: diff = 7: 43, and 20 ms is twice the 10 ms reference:
         // 43 x 0.1 / (2 x 0.12) = 17.92 segments.
         (p.rtt_samples, p.rtt_sum) = (3, 3.0 * 0.120);
-        p.decide(1000, |_| 0.5);
+        p.decide(1000, |_| Some(0.5));
         assert_eq!(p.window.bytes(), 17_916);
     }
 
@@ -332,7 +356,7 @@ mod tests {
         for rtt_ms in [101.0, 108.0] {
             let mut p = path(20.0, rtt_ms);
             p.window.ssthresh = f64::INFINITY;
-            p.decide(5000, |_| 1.0);
+            p.decide(5000, |_| Some(1.0));
             assert_eq!(p.window.bytes(), 25_000, "{rtt_ms} ms");
             assert!(p.window.in_slow_start());
         }
@@ -355,7 +379,7 @@ mod tests {
         let mut p = path(30.0, 150.0);
         p.window.ssthresh = f64::INFINITY;
         // diff = 30 * 0.05 / 0.15 = 10 > gamma: cwnd = 30 * 0.1 / 0.15 + 1 = 21.
-        p.decide(1000, |_| 1.0);
+        p.decide(1000, |_| Some(1.0));
         assert_eq!(p.window.bytes(), 21_000);
         assert_eq!(p.window.ssthresh_bytes(), 21_000, "ssthresh = min(ssthresh, cwnd)");
         assert!(!p.window.in_slow_start());
@@ -418,24 +442,42 @@ mod tests {
     fn alpha_is_the_subflows_share_of_the_connections_rate() {
         let mut w = two_paths();
         assert_eq!(w.alpha(0), Some(WVEGAS_MIN_ALPHA));
+        // Path 1 stored a rate of 100 segments/s and has samples in its round.
+        (w.paths[1].instant_rate, w.paths[1].rtt_samples) = (100.0, 1);
         end_round(&mut w);
-        // diff = 40 x 0.02 / 0.12 = 6.67, 6 whole packets, >= alpha 2: alpha is
-        // recomputed from the rates x_0 = 40 / 0.12 = 333.3 and x_1 = 10 / 0.1
-        // = 100 segments/s, 10 x 333.3 / 433.3 = 7.69, 7 whole packets; diff
-        // is below it: +1 segment.
+        // diff = 40 x 0.02 / 0.12 = 6.67, 6 whole packets, >= alpha 2: path 0
+        // stores x_0 = 40 / 0.12 = 333.3 segments/s; 10 x 333.3 / 433.3 =
+        // 7.69, 7 whole packets; diff is below it: +1 segment.
         assert_eq!(w.alpha(0), Some(7.0));
         assert_eq!(w.window(0), 41_000);
         assert_eq!(w.ssthresh(0), 30_750, "3/4 of the window");
     }
 
+    /// A sibling counts only with a stored rate and RTT samples in its
+    /// current round, and a removed one not at all: path 0's weight is
+    /// then 1 and its alpha 10.
     #[test]
-    fn a_removed_subflow_leaves_the_rate_sum() {
+    fn a_sibling_without_a_stored_rate_leaves_the_rate_sum() {
+        let removed = |w: &mut WVegas| w.on_path_removed(1);
+        let no_rate = |w: &mut WVegas| w.paths[1].rtt_samples = 1;
+        let no_samples = |w: &mut WVegas| w.paths[1].instant_rate = 100.0;
+        for (what, change) in
+            [("removed", &removed as &dyn Fn(&mut WVegas)), ("no rate", &no_rate), ("no samples", &no_samples)]
+        {
+            let mut w = two_paths();
+            change(&mut w);
+            end_round(&mut w);
+            assert_eq!(w.alpha(0), Some(WVEGAS_TOTAL_ALPHA), "{what}");
+        }
+    }
+
+    /// A timeout drops the stored rate (CA_EVENT_LOSS).
+    #[test]
+    fn a_timeout_drops_the_stored_rate() {
         let mut w = two_paths();
-        w.on_path_removed(1);
-        end_round(&mut w);
-        // Path 0 alone: alpha = 10 x 333.3 / 333.3 = 10.
-        let alpha = w.alpha(0).unwrap();
-        assert!((alpha - WVEGAS_TOTAL_ALPHA).abs() < 1e-9, "{alpha}");
+        w.paths[0].instant_rate = 100.0;
+        w.on_rto(Instant::ZERO, 0, &[]);
+        assert_eq!(w.paths[0].instant_rate, 0.0);
     }
 
     #[test]
