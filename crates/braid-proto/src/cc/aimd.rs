@@ -39,7 +39,9 @@ pub trait WindowRule: std::fmt::Debug + Send + Default {
         (w.cwnd / 2.0).max(2.0 * w.mss)
     }
 
-    /// Sees every ACK of `path`, slow start included (for per-path state).
+    /// Sees every ACK of `path` outside fast recovery, slow start and ACKs
+    /// of an unused window included: where the kernel calls the module's
+    /// `cong_avoid` (for per-path state).
     fn observe_ack(&mut self, _path: usize, _ack: &AckSample) {}
 
     /// A loss episode (fast recovery or a first timeout) began on `path`.
@@ -72,9 +74,13 @@ impl<R: WindowRule> Controller for Aimd<R> {
         if !self.windows.get(path).is_some_and(|w| w.active) {
             return;
         }
+        if ack.in_recovery {
+            // Linux calls no `cong_avoid` during a window reduction.
+            return;
+        }
         self.rule.observe_ack(path, ack);
         let w = &self.windows[path];
-        if ack.in_recovery || !ack.window_use.limits(w.bytes(), w.ssthresh_bytes()) {
+        if !ack.window_use.limits(w.bytes(), w.ssthresh_bytes()) {
             return;
         }
         let rest = self.windows[path].slow_start(ack.bytes_acked);

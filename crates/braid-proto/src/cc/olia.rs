@@ -12,7 +12,9 @@
 //! the last two losses and since the last loss.
 //!
 //! Following the kernel: `l_r` comes from three marks (loss1, loss2,
-//! loss3), loss3 following the cumulative acknowledged bytes and the marks
+//! loss3), loss3 following the cumulative acknowledged bytes outside fast
+//! recovery (`mptcp_olia_cong_avoid` sets it; Linux does not call it
+//! during a window reduction) and the marks
 //! shifting at each loss episode (recovery or a first timeout) unless
 //! nothing was acknowledged since the last; |R| counts the subflows that
 //! can send (active, with an RTT estimate); B uses exact equality with the
@@ -204,5 +206,11 @@ mod tests {
         o.on_congestion_event(Instant::ZERO, 1, &paths);
         assert_eq!(o.rule.marks[1], LossMarks { loss1: 50_000, loss2: 70_000, loss3: 70_000 });
         assert_eq!(o.rule.marks[1].interval(), 20_000);
+        // In recovery the marks stay: a timeout then (a loss episode with
+        // nothing acknowledged since the last) does not shift them.
+        (a.delivered, a.in_recovery) = (90_000, true);
+        o.on_ack(1, &a, &paths);
+        o.on_rto(Instant::ZERO, 1, &paths);
+        assert_eq!(o.rule.marks[1], LossMarks { loss1: 50_000, loss2: 70_000, loss3: 70_000 });
     }
 }
