@@ -10,7 +10,9 @@
 //! `W_est` reaches the window before the last reduction (§4.3); the window
 //! is never below it. A loss sets `ssthresh = cwnd = beta cwnd` with
 //! beta = 0.7, remembering `W_max` with fast convergence (§4.6, §4.7). A
-//! timeout does the same bookkeeping and sets cwnd to one segment (§4.8).
+//! timeout sets ssthresh the same way and cwnd to one segment, then forgets
+//! `W_max` (§4.8; Linux's `bictcp_state` resets CUBIC on `TCP_CA_Loss`), so
+//! the first epoch after it starts with K = 0 at the window it opens with.
 //!
 //! Choices: HyStart is off (Linux enables it by default; slow start here is
 //! plain RFC 5681 for every controller). RTT is the subflow's smoothed RTT.
@@ -148,6 +150,7 @@ impl Controller for Cubic {
         if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
             p.window.save_prior();
             p.reduce();
+            p.w_max = 0.0;
             p.window.cwnd = p.window.mss;
         }
     }
@@ -290,20 +293,20 @@ mod tests {
     #[test]
     fn the_epoch_opens_with_congestion_avoidance_not_in_slow_start() {
         let (mut c, views) = after_loss_from_100_segments();
-        // Timeout at 70 segments: W_max = 70 x 1.7 / 2 = 59.5, ssthresh 49, cwnd 1.
+        // Timeout at 70 segments: ssthresh 49, cwnd 1, W_max forgotten.
         c.on_rto(Instant::ZERO, 0, &views);
         // Slow start back to ssthresh at t = 0 (nothing left for avoidance).
         c.on_ack(0, &at(0, 1000), &views);
         c.on_ack(0, &at(0, 47_000), &views);
         assert_eq!(c.window(0), 49_000);
         // The first avoidance ACK, at t = 1 s, opens the epoch (RFC 9438
-        // section 4.2): K = cbrt((59.5 - 49) / 0.4) = 2.972 s, W_cubic(0) = 49
-        // lies below W_est = 49 + 0.5294 / 49 = 49.0108, so the window is
-        // W_est. An epoch opened at t = 0 with cwnd = 2 would put W_cubic(1)
-        // near 29 and leave the window at 49.
+        // sections 4.2, 4.8): W_max = 49, K = 0, W_cubic(0) = 49 lies below
+        // W_est = 49 + 0.5294 / 49 = 49.0108, so the window is W_est. An
+        // epoch opened at t = 0 with cwnd = 2 would leave the window at 49.
+        // (With W_max kept at 59.5, K would be 2.97 s.)
         c.on_ack(0, &at(1000, 1000), &views);
         assert_eq!(c.paths[0].epoch, Some(Instant::ZERO + Duration::from_secs(1)));
-        assert!((c.paths[0].k - 2.972).abs() < 1e-3, "{}", c.paths[0].k);
+        assert_eq!((c.paths[0].k, c.paths[0].w_max), (0.0, 49.0));
         assert_eq!(c.window(0), 49_010);
         // An ACK covering two segments, still at t = 1 s, where W_cubic is
         // below W_est: W_est grows by 0.5294 x 2 / 49.0108 = 0.0216, to 49.032.
