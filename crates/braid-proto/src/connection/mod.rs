@@ -176,6 +176,8 @@ pub struct Connection {
     buffer_stalls: u64,
     /// Opportunistic retransmission and penalisation are on.
     opportunistic: bool,
+    /// The scheduler reads the subflows' ssthresh (fetched only then).
+    sched_reads_ssthresh: bool,
     /// End of the last new-data segment shorter than the MSS (Nagle).
     short_sent_end: u64,
     /// The Data ACK last re-sent opportunistically (once per blocking segment).
@@ -280,6 +282,7 @@ impl Connection {
             config.recv_buffer
         });
         let opportunistic = config.opportunistic_retransmission.unwrap_or(sched.opportunistic_by_default());
+        let sched_reads_ssthresh = sched.reads_ssthresh();
         Connection {
             advertised_window_end: recv.window_end(),
             config,
@@ -302,6 +305,7 @@ impl Connection {
             buffer_stalled: false,
             buffer_stalls: 0,
             opportunistic,
+            sched_reads_ssthresh,
             short_sent_end: 0,
             last_opportunistic: None,
             persist_backoff: 0,

@@ -309,7 +309,7 @@ impl Connection {
                 srtt: s.rtt.srtt(),
                 rttvar: s.rtt.rttvar(),
                 cwnd: self.cc.window(i),
-                ssthresh: self.cc.get().ssthresh(i),
+                ssthresh: if self.sched_reads_ssthresh { self.cc.get().ssthresh(i) } else { 0 },
                 bytes_in_flight: s.bytes_in_flight(),
                 packets_in_flight: s.packets_in_flight(),
                 mss: s.mss,

@@ -149,6 +149,10 @@ impl Scheduler for Blest {
         "blest"
     }
 
+    fn reads_ssthresh(&self) -> bool {
+        true
+    }
+
     fn select(&mut self, conn: &SchedConn, paths: &[SchedPath]) -> Decision {
         self.observe(paths);
         send_or_wait(paths, |f, s| self.would_block(conn, paths, f, s))

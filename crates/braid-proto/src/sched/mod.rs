@@ -58,7 +58,9 @@ pub struct SchedPath {
     pub srtt: Option<Duration>,
     pub rttvar: Duration,
     pub cwnd: u64,
-    /// Slow-start threshold, bytes; `u64::MAX` before the first loss.
+    /// Slow-start threshold, bytes; `u64::MAX` before the first loss. Filled
+    /// only for a scheduler that reads it ([`Scheduler::reads_ssthresh`]),
+    /// 0 otherwise: asking the controller costs a call per subflow per send.
     pub ssthresh: u64,
     pub bytes_in_flight: u64,
     /// Data packets in flight (see [`window_allows`]).
@@ -215,6 +217,10 @@ pub trait Scheduler: std::fmt::Debug + Send {
     /// `mptcp_redundant.c` bring their own and do not.
     fn opportunistic_by_default(&self) -> bool {
         true
+    }
+    /// Whether `select` reads [`SchedPath::ssthresh`].
+    fn reads_ssthresh(&self) -> bool {
+        false
     }
 }
 
