@@ -90,18 +90,30 @@ pub struct AckOutcome {
     pub spurious_timeout: bool,
 }
 
-/// What a timeout declared lost: the packets then in flight, as (packet
-/// number, dsn, len) in ascending order, less those an acknowledgement has
-/// shown arrived since; the first packet number sent after it; whether it
+/// What a timeout declared lost: the packets then in flight, in ascending
+/// order, less those an acknowledgement has shown arrived since; the first
+/// packet number sent after it; whether it
 /// was shown spurious already; and, once it was, the data of its packets
 /// still waiting to be re-sent, taken off the retransmission queue
 /// (`parked`) until an acknowledgement shows it arrived or detection ends.
 #[derive(Debug)]
 struct TimedOut {
-    lost: Vec<(u64, u64, u32)>,
+    lost: Vec<Declared>,
     after: u64,
     undone: bool,
     parked: Vec<(u64, u32)>,
+}
+
+/// A packet a timeout declared lost. Its send time stays so that a late
+/// acknowledgement of it still measures the path: the packet left the
+/// scoreboard at the timeout, and a path whose queue outgrew the timer
+/// would otherwise never give a sample to grow the timer with.
+#[derive(Clone, Copy, Debug)]
+struct Declared {
+    pn: u64,
+    dsn: u64,
+    len: u32,
+    sent: Instant,
 }
 
 /// Where a subflow is in its life.
@@ -147,6 +159,9 @@ pub struct Subflow {
     pub retransmit: VecDeque<(u64, u32)>,
     /// Recovery lasts until a packet numbered at least this is acknowledged.
     recovery_end: Option<u64>,
+    /// The recovery episode began with a timeout (Linux's `TCP_CA_Loss`),
+    /// not with loss detection (`TCP_CA_Recovery`).
+    recovery_after_timeout: bool,
     pub rtt: RttEstimator,
     rto_deadline: Option<Instant>,
     rto_backoff: u32,
@@ -206,6 +221,7 @@ impl Subflow {
             packets_in_flight: 0,
             retransmit: VecDeque::new(),
             recovery_end: None,
+            recovery_after_timeout: false,
             rtt: RttEstimator::new(),
             rto_deadline: None,
             rto_backoff: 0,
@@ -272,6 +288,13 @@ impl Subflow {
     pub fn in_recovery(&self) -> bool {
         self.recovery_end.is_some()
     }
+    /// In a recovery episode that loss detection began (fast recovery, not a
+    /// timeout's): its window cut is made, and a timeout now must not cut
+    /// ssthresh again (Linux's `tcp_enter_loss` while `high_seq` is not
+    /// acknowledged).
+    pub fn in_fast_recovery(&self) -> bool {
+        self.recovery_end.is_some() && !self.recovery_after_timeout
+    }
     /// The highest packet number acknowledged so far.
     pub fn largest_acked(&self) -> Option<u64> {
         self.largest_acked
@@ -335,8 +358,11 @@ impl Subflow {
         rto: impl Fn(&Self) -> Duration,
     ) -> AckOutcome {
         let mut out = AckOutcome::default();
+        // The newest packet a timeout declared lost that this ACK shows
+        // arrived: it gives the RTT sample if nothing newer does.
+        let mut late: Option<Declared> = None;
         if self.timed_out.is_some() {
-            out.spurious_timeout = self.timeout_was_spurious(ack);
+            (out.spurious_timeout, late) = self.timeout_was_spurious(ack);
         }
         // The most recently sent packet this ACK newly covers, copied before
         // the scoreboard drops it: it gives the RTT and rate samples.
@@ -351,11 +377,17 @@ impl Subflow {
             }
         }
         self.pop_resolved();
-        if let Some((pn, p)) = newest {
-            if self.largest_acked.is_none_or(|l| pn > l) {
-                self.largest_acked = Some(pn);
-                out.rtt = Some(now - p.time);
-            }
+        // Packet numbers are never re-used, so any newly acknowledged one
+        // was sent once, at the time recorded: no Karn rule is needed.
+        let sampled = match (newest.map(|(pn, p)| (pn, p.time)), late.map(|d| (d.pn, d.sent))) {
+            (Some(a), Some(b)) => Some(if a.0 > b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        if let Some((pn, sent)) = sampled.filter(|&(pn, _)| self.largest_acked.is_none_or(|l| pn > l)) {
+            self.largest_acked = Some(pn);
+            out.rtt = Some(now - sent);
+        }
+        if let Some((_, p)) = newest {
             out.prior_delivered = Some(p.delivered);
             out.rate = self.rate_sample(now, &p);
             if let Some(r) = out.rate {
@@ -419,20 +451,22 @@ impl Subflow {
     /// (`tcp_undo_cwnd_reduction` with `unmark_loss`). What no
     /// acknowledgement has shown arrived by the end of detection goes back
     /// on the queue (Linux lets SACK find such packets lost again).
-    fn timeout_was_spurious(&mut self, ack: &AckFrame) -> bool {
-        let Some(t) = self.timed_out.as_deref_mut() else { return false };
+    fn timeout_was_spurious(&mut self, ack: &AckFrame) -> (bool, Option<Declared>) {
+        let Some(t) = self.timed_out.as_deref_mut() else { return (false, None) };
         let acked = |pn: u64| ack.cumulative > pn || ack.sack_blocks().iter().any(|&(s, e)| s <= pn && pn < e);
         // A zero-length probe that arrived proves it as well as data does.
-        let (mut arrived, mut any): (Vec<(u64, u32)>, bool) = (Vec::new(), false);
-        t.lost.retain(|&(pn, dsn, len)| {
-            let gone = acked(pn);
-            any |= gone;
-            if gone && len > 0 {
-                arrived.push((dsn, len));
+        let (mut arrived, mut newest): (Vec<(u64, u32)>, Option<Declared>) = (Vec::new(), None);
+        t.lost.retain(|&d| {
+            let gone = acked(d.pn);
+            if gone {
+                newest = Some(d);
+                if d.len > 0 {
+                    arrived.push((d.dsn, d.len));
+                }
             }
             !gone
         });
-        let spurious = any && !t.undone;
+        let spurious = newest.is_some() && !t.undone;
         t.undone |= spurious;
         if !arrived.is_empty() {
             arrived.sort_unstable();
@@ -440,8 +474,7 @@ impl Subflow {
             t.parked.retain(|r| arrived.binary_search(r).is_err());
         }
         if spurious {
-            let mut waiting: Vec<(u64, u32)> =
-                t.lost.iter().filter(|&&(_, _, len)| len > 0).map(|&(_, dsn, len)| (dsn, len)).collect();
+            let mut waiting: Vec<(u64, u32)> = t.lost.iter().filter(|d| d.len > 0).map(|d| (d.dsn, d.len)).collect();
             waiting.sort_unstable();
             let retransmit = &mut self.retransmit;
             retransmit.retain(|r| match waiting.binary_search(r) {
@@ -457,7 +490,7 @@ impl Subflow {
             self.settle_timeout();
         }
         self.counters.spurious_rtos += u64::from(spurious);
-        spurious
+        (spurious, newest)
     }
 
     /// Detection of the last timeout ends: what it parked goes back on the
@@ -533,6 +566,7 @@ impl Subflow {
                 }
                 if self.recovery_end.is_none_or(|end| pn >= end) {
                     self.recovery_end = Some(self.next_pn);
+                    self.recovery_after_timeout = false;
                     event = true;
                 }
             }
@@ -566,7 +600,7 @@ impl Subflow {
     /// reaches a packet sent after the timeout, or all are accounted for.
     pub fn pn_floor(&self) -> u64 {
         match &self.timed_out {
-            Some(t) => t.lost.first().map_or(self.base_pn, |&(pn, _, _)| pn.min(self.base_pn)),
+            Some(t) => t.lost.first().map_or(self.base_pn, |d| d.pn.min(self.base_pn)),
             None => self.base_pn,
         }
     }
@@ -620,7 +654,7 @@ impl Subflow {
         // controller for the first of a series, with data in flight)
         // remembers the packets it declares lost.
         let cuts = self.bytes_in_flight > 0 && self.first_timeout();
-        let mut lost: Vec<(u64, u64, u32)> = Vec::new();
+        let mut lost: Vec<Declared> = Vec::new();
         for (pn, p) in (self.base_pn..).zip(self.sent.iter_mut()).filter(|(_, p)| p.state == State::InFlight) {
             p.state = State::Lost;
             self.counters.packets_lost += 1;
@@ -628,7 +662,7 @@ impl Subflow {
                 self.retransmit.push_back((p.dsn, p.len));
             }
             if cuts {
-                lost.push((pn, p.dsn, p.len));
+                lost.push(Declared { pn, dsn: p.dsn, len: p.len, sent: p.time });
             }
         }
         if cuts {
@@ -639,6 +673,7 @@ impl Subflow {
         self.loss_scan_pn = self.next_pn;
         self.pop_resolved();
         self.recovery_end = Some(self.next_pn);
+        self.recovery_after_timeout = true;
         if !lone_probe {
             self.state = match self.state {
                 Lifecycle::Joining => Lifecycle::JoinTimedOut,
@@ -707,6 +742,35 @@ mod tests {
     }
 
     const RTO: Duration = Duration::from_secs(1);
+
+    /// A path whose queue outgrew the timer: the flight times out before its
+    /// acknowledgements return. Their late arrival still measures the path
+    /// (from the newest packet they cover), so the timer can grow; a packet
+    /// sent after the timeout, when acknowledged too, gives the sample.
+    #[test]
+    fn a_late_ack_of_timed_out_packets_measures_the_rtt() {
+        let timed_out = || {
+            let mut s = Subflow::new(1000, false);
+            s.on_established();
+            for k in 0..4 {
+                s.on_sent(ms(k * 10), k * 1000, 1000, RTO);
+            }
+            assert!(s.on_rto(ms(1000), |_| RTO));
+            s.on_sent(ms(1000), 0, 1000, RTO); // the retransmission, packet 4
+            s
+        };
+        let mut s = timed_out();
+        let out = s.on_ack(ms(1500), &ack(2, &[]), 3, |_| RTO);
+        assert_eq!(out.rtt, Some(Duration::from_millis(1490)), "from packet 1, sent at 10 ms");
+        assert_eq!(s.rtt.srtt(), Some(Duration::from_millis(1490)), "the first sample");
+        let out = s.on_ack(ms(1520), &ack(4, &[]), 3, |_| RTO);
+        assert_eq!(out.rtt, Some(Duration::from_millis(1490)), "packet 3, sent at 30 ms");
+        assert_eq!(s.on_ack(ms(1530), &ack(4, &[]), 3, |_| RTO).rtt, None, "nothing new");
+        let mut s = timed_out();
+        let out = s.on_ack(ms(1600), &ack(1, &[(4, 5), (2, 3)]), 3, |_| RTO);
+        assert_eq!(out.rtt, Some(Duration::from_millis(600)), "the retransmission is newer than packet 2");
+        assert_eq!(s.on_ack(ms(1700), &ack(5, &[]), 3, |_| RTO).rtt, None, "older than the largest acknowledged");
+    }
 
     /// Four packets, three of them timed out; an ACK of some of those shows
     /// the timeout was spurious (once), whether it is late or comes after
@@ -864,7 +928,7 @@ mod tests {
                     }
                     6 | 7 if !to_tx.is_empty() => {
                         let a = to_tx.swap_remove(pick % to_tx.len());
-                        let lost: Vec<u64> = s.timed_out.as_ref().map_or(Vec::new(), |t| t.lost.iter().map(|l| l.0).collect());
+                        let lost: Vec<u64> = s.timed_out.as_ref().map_or(Vec::new(), |t| t.lost.iter().map(|d| d.pn).collect());
                         s.on_ack(now, &a, 3, |_| RTO);
                         let acked = |pn: u64| a.cumulative > pn || a.sack_blocks().iter().any(|&(x, y)| x <= pn && pn < y);
                         for pn in lost.into_iter().filter(|&pn| acked(pn)) {

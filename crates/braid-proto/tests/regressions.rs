@@ -285,6 +285,55 @@ fn repeated_timeouts_keep_ssthresh() {
     assert_eq!(s.cwnd, 1448, "one segment after a timeout");
 }
 
+/// A timeout during fast recovery cuts the window to one segment but not
+/// ssthresh, which recovery already halved (Linux's `tcp_enter_loss`
+/// reduces only when no reduction was made in this window of data); a
+/// timeout outside recovery halves it.
+#[test]
+fn a_timeout_in_fast_recovery_keeps_its_ssthresh() {
+    let run = |recover_first: bool| {
+        let mut a = conn(Config::default(), 1);
+        a.write_zeros(10_000_000);
+        let mut now = Instant::ZERO;
+        for _ in 0..6 {
+            drain(&mut a, now);
+            now += Duration::from_millis(20);
+            let sent = a.subflow_stats(0).unwrap().counters.packets_sent;
+            let acked = a.stats().bytes_acked;
+            a.handle_datagram(now, ack(0, sent, acked + a.subflow_stats(0).unwrap().bytes_in_flight, u64::MAX >> 3))
+                .unwrap();
+        }
+        let first = a.subflow_stats(0).unwrap().counters.packets_sent;
+        drain(&mut a, now);
+        let before = a.subflow_stats(0).unwrap().cwnd;
+        if recover_first {
+            // Packet `first` missing, the four after it acknowledged.
+            now += Duration::from_millis(20);
+            let sack = AckFrame {
+                cumulative: first,
+                sack: [(first + 1, first + 5), (0, 0), (0, 0)],
+                sack_len: 1,
+                data_ack: a.stats().bytes_acked,
+                window_end: u64::MAX >> 3,
+            };
+            a.handle_datagram(now, Packet::new(SubflowId(0), Frame::Ack(sack))).unwrap();
+            drain(&mut a, now);
+            assert_eq!(a.subflow_stats(0).unwrap().ssthresh, before / 2, "fast recovery halved it");
+        }
+        while a.subflow_stats(0).unwrap().counters.rtos == 0 {
+            let t = a.poll_timeout().unwrap();
+            a.handle_timeout(t);
+        }
+        let s = a.subflow_stats(0).unwrap();
+        assert_eq!((s.counters.rtos, s.cwnd), (1, 1448), "one timeout, one segment");
+        (before, s.ssthresh)
+    };
+    let (before, ssthresh) = run(true);
+    assert_eq!(ssthresh, before / 2, "kept from recovery, not halved again");
+    let (before, ssthresh) = run(false);
+    assert_eq!(ssthresh, before / 2, "halved by the timeout");
+}
+
 /// A peer sending descending even packet numbers (floor 0) makes AckTracker
 /// keep one range per packet and memmove the Vec on every insert.
 #[test]

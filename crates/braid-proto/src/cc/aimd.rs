@@ -99,9 +99,10 @@ impl<R: WindowRule> Controller for Aimd<R> {
             self.windows[path].ssthresh = w;
         }
     }
-    fn on_rto(&mut self, _now: Instant, path: usize, paths: &[PathView]) {
-        if self.windows.get(path).is_some_and(|w| w.active) {
-            let ssthresh = self.rule.timeout_ssthresh(&self.windows, path, paths);
+    fn on_rto(&mut self, _now: Instant, path: usize, paths: &[PathView], in_recovery: bool) {
+        if let Some(w) = self.windows.get(path).filter(|w| w.active) {
+            let ssthresh =
+                if in_recovery { w.ssthresh } else { self.rule.timeout_ssthresh(&self.windows, path, paths) };
             self.windows[path].on_rto_to(ssthresh);
             self.rule.observe_loss(path);
         }

@@ -113,9 +113,9 @@ mod tests {
         // (a = 1) is halved. Both windows restart at one segment.
         let mut b = in_avoidance::<Balia>(&[10, 20]);
         let paths = [view(10), view(40)];
-        b.on_rto(Instant::ZERO, 1, &paths);
+        b.on_rto(Instant::ZERO, 1, &paths, false);
         assert_eq!((b.window(1), b.ssthresh(1)), (1_000, 5_000));
-        b.on_rto(Instant::ZERO, 0, &paths);
+        b.on_rto(Instant::ZERO, 0, &paths, false);
         assert_eq!((b.window(0), b.ssthresh(0)), (1_000, 5_000));
     }
 

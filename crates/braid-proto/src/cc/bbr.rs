@@ -413,9 +413,13 @@ impl Controller for Bbr {
         p.cwnd = in_flight.max(MIN_WINDOW_SEGMENTS * p.mss);
         p.update_state(now, in_flight, true);
     }
-    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+    /// The window to restore is saved by `bbr_ssthresh`, which Linux does
+    /// not call in fast recovery: the one saved when recovery began stays.
+    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView], in_recovery: bool) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };
-        p.prior_cwnd = p.prior_cwnd.max(p.cwnd);
+        if !in_recovery {
+            p.prior_cwnd = p.prior_cwnd.max(p.cwnd);
+        }
         p.in_conservation = true;
         p.cwnd = p.mss;
     }
@@ -534,7 +538,7 @@ mod tests {
         b.on_path_added(0, 1000, 10);
         let view = [PathView { active: true, ..Default::default() }];
         assert_eq!(b.ssthresh(0), u64::MAX);
-        b.on_rto(Instant::ZERO, 0, &view);
+        b.on_rto(Instant::ZERO, 0, &view, false);
         assert_eq!(b.window(0), 1000);
         b.on_ack(0, &ack(40, 1000, 1000, 1_250_000.0, 0, 40), &view);
         assert_eq!(b.window(0), 4000, "one segment plus one acknowledged, at least the floor of four");

@@ -70,8 +70,8 @@ impl CachedController {
         self.refresh();
     }
 
-    pub(crate) fn on_rto(&mut self, now: Instant, path: usize, paths: &[PathView]) {
-        self.controller.on_rto(now, path, paths);
+    pub(crate) fn on_rto(&mut self, now: Instant, path: usize, paths: &[PathView], in_recovery: bool) {
+        self.controller.on_rto(now, path, paths, in_recovery);
         self.refresh();
     }
 
@@ -130,7 +130,7 @@ mod tests {
         fn on_congestion_event(&mut self, _: Instant, _: usize, _: &[PathView]) {
             self.0 += 1;
         }
-        fn on_rto(&mut self, _: Instant, _: usize, _: &[PathView]) {
+        fn on_rto(&mut self, _: Instant, _: usize, _: &[PathView], _: bool) {
             self.0 += 1;
         }
         fn on_spurious_rto(&mut self, _: usize) {
@@ -169,7 +169,7 @@ mod tests {
         check(&c, "ack");
         c.on_congestion_event(now, 1, &[]);
         check(&c, "congestion");
-        c.on_rto(now, 1, &[]);
+        c.on_rto(now, 1, &[], false);
         check(&c, "rto");
         c.on_spurious_rto(1);
         check(&c, "spurious rto");

@@ -146,11 +146,16 @@ impl Controller for Cubic {
             p.window.cwnd = p.window.ssthresh;
         }
     }
-    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+    /// Entering `TCP_CA_Loss` resets CUBIC (`bictcp_state`) whether or not
+    /// ssthresh is cut.
+    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView], in_recovery: bool) {
         if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
             p.window.save_prior();
-            p.reduce();
+            if !in_recovery {
+                p.reduce();
+            }
             p.w_max = 0.0;
+            p.epoch = None;
             p.window.cwnd = p.window.mss;
         }
     }
@@ -241,7 +246,7 @@ mod tests {
         // Second loss below W_max = 100: W_max = 70 * 1.7 / 2 = 59.5.
         assert!((c.paths[0].w_max - 59.5).abs() < 1e-9);
         assert_eq!(c.window(0), 49_000);
-        c.on_rto(Instant::ZERO, 0, &views);
+        c.on_rto(Instant::ZERO, 0, &views, false);
         assert_eq!(c.window(0), 1_000);
         assert_eq!(c.ssthresh(0), 34_300);
     }
@@ -294,7 +299,7 @@ mod tests {
     fn the_epoch_opens_with_congestion_avoidance_not_in_slow_start() {
         let (mut c, views) = after_loss_from_100_segments();
         // Timeout at 70 segments: ssthresh 49, cwnd 1, W_max forgotten.
-        c.on_rto(Instant::ZERO, 0, &views);
+        c.on_rto(Instant::ZERO, 0, &views, false);
         // Slow start back to ssthresh at t = 0 (nothing left for avoidance).
         c.on_ack(0, &at(0, 1000), &views);
         c.on_ack(0, &at(0, 47_000), &views);

@@ -132,8 +132,12 @@ pub trait Controller: std::fmt::Debug + Send {
     /// Loss detected on `path` (at most once per window of data: the
     /// connection filters repeats within one recovery episode).
     fn on_congestion_event(&mut self, now: Instant, path: usize, paths: &[PathView]);
-    /// The retransmission timer of `path` fired.
-    fn on_rto(&mut self, now: Instant, path: usize, paths: &[PathView]);
+    /// The retransmission timer of `path` fired: the window falls to one
+    /// segment. `in_recovery`: it fired during fast recovery, whose cut
+    /// stands, so ssthresh is not cut again (Linux's `tcp_enter_loss`
+    /// calls the module's `ssthresh` only when no reduction was made in
+    /// this window of data).
+    fn on_rto(&mut self, now: Instant, path: usize, paths: &[PathView], in_recovery: bool);
     /// The last `on_rto` of `path` was spurious: an acknowledgement shows
     /// the packets it declared lost had arrived (Linux's undo after a
     /// timeout, `tcp_try_undo_loss`).
@@ -285,11 +289,27 @@ mod properties {
             c.on_path_added(0, 1000, 10);
             c.on_path_added(1, 1000, 10);
             let before = c.window(0);
-            c.on_rto(Instant::ZERO, 0, &views);
+            c.on_rto(Instant::ZERO, 0, &views, false);
             assert_eq!(c.window(0), 1000, "{name}: the timeout's cut");
             c.on_spurious_rto(0);
             assert_eq!(c.window(0), before, "{name}: after the undo");
             assert_eq!(c.window(1), 10_000, "{name}: the other subflow");
+        }
+    }
+
+    /// A timeout during fast recovery: every controller's window falls to
+    /// one segment, and ssthresh stays where recovery's cut left it.
+    #[test]
+    fn a_timeout_in_fast_recovery_keeps_the_recovery_ssthresh() {
+        for &(name, _) in ALGORITHMS {
+            let mut c = by_name(name).unwrap();
+            let views = [PathView { mss: 1000, active: true, bytes_in_flight: 10_000, ..Default::default() }; 2];
+            c.on_path_added(0, 1000, 10);
+            c.on_path_added(1, 1000, 10);
+            c.on_congestion_event(Instant::ZERO, 0, &views);
+            let recovery = c.ssthresh(0);
+            c.on_rto(Instant::ZERO, 0, &views, true);
+            assert_eq!((c.window(0), c.ssthresh(0)), (1000, recovery), "{name}");
         }
     }
 
@@ -319,7 +339,7 @@ mod properties {
                             views[path].active = false;
                         }
                         2 => c.on_congestion_event(now, path, &views),
-                        3 if rng.below(4) == 0 => c.on_rto(now, path, &views),
+                        3 if rng.below(4) == 0 => c.on_rto(now, path, &views, rng.below(2) == 0),
                         3 if rng.below(4) == 0 => c.on_spurious_rto(path),
                         4 if rng.below(2) == 0 => c.penalize(now, path, &views),
                         5 if rng.below(4) == 0 => {

@@ -169,8 +169,8 @@ impl Controller for MpBbr {
     fn on_congestion_event(&mut self, now: Instant, path: usize, paths: &[PathView]) {
         self.bbr.on_congestion_event(now, path, paths);
     }
-    fn on_rto(&mut self, now: Instant, path: usize, paths: &[PathView]) {
-        self.bbr.on_rto(now, path, paths);
+    fn on_rto(&mut self, now: Instant, path: usize, paths: &[PathView], in_recovery: bool) {
+        self.bbr.on_rto(now, path, paths, in_recovery);
     }
     fn on_spurious_rto(&mut self, path: usize) {
         self.bbr.on_spurious_rto(path);
@@ -259,7 +259,7 @@ mod tests {
     fn timeouts_and_removals_reach_bbr() {
         let mut m = with_bw(&[10e6, 11e6]);
         assert!(m.window(0) > 1000);
-        m.on_rto(Instant::ZERO, 0, &[]);
+        m.on_rto(Instant::ZERO, 0, &[], false);
         assert_eq!(m.window(0), 1000);
         assert_eq!(m.sharing(0), 2);
         m.on_path_removed(1);

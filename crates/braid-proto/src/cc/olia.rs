@@ -210,7 +210,7 @@ mod tests {
         // nothing acknowledged since the last) does not shift them.
         (a.delivered, a.in_recovery) = (90_000, true);
         o.on_ack(1, &a, &paths);
-        o.on_rto(Instant::ZERO, 1, &paths);
+        o.on_rto(Instant::ZERO, 1, &paths, false);
         assert_eq!(o.rule.marks[1], LossMarks { loss1: 50_000, loss2: 70_000, loss3: 70_000 });
     }
 }

@@ -233,11 +233,16 @@ impl Controller for WVegas {
             w.cwnd = w.ssthresh;
         }
     }
-    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView]) {
+    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView], in_recovery: bool) {
         if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
-            p.window.on_rto();
-            // CA_EVENT_LOSS: the stored rate is dropped.
-            p.instant_rate = 0.0;
+            if in_recovery {
+                let ssthresh = p.window.ssthresh;
+                p.window.on_rto_to(ssthresh);
+            } else {
+                p.window.on_rto();
+                // CA_EVENT_LOSS, raised with the cut: the stored rate is dropped.
+                p.instant_rate = 0.0;
+            }
         }
     }
     /// As Reno's undo (`tcp_reno_undo_cwnd`): the delay state stays.
@@ -476,7 +481,7 @@ mod tests {
     fn a_timeout_drops_the_stored_rate() {
         let mut w = two_paths();
         w.paths[0].instant_rate = 100.0;
-        w.on_rto(Instant::ZERO, 0, &[]);
+        w.on_rto(Instant::ZERO, 0, &[], false);
         assert_eq!(w.paths[0].instant_rate, 0.0);
     }
 

@@ -17,7 +17,8 @@ impl Connection {
                 continue;
             }
             timed_out = true;
-            let (had_in_flight, first) = (sf.bytes_in_flight() > 0, sf.first_timeout());
+            let (had_in_flight, first, in_recovery) =
+                (sf.bytes_in_flight() > 0, sf.first_timeout(), sf.in_fast_recovery());
             let was_failed = sf.potentially_failed();
             let c = &self.config;
             if !self.subflows[i].on_rto(now, |s| subflow_rto(c, s)) {
@@ -29,10 +30,11 @@ impl Connection {
                 continue;
             }
             // RFC 5681 §3.1 (and Linux): repeated timeouts of the same data
-            // do not lower ssthresh again.
+            // do not lower ssthresh again, nor does a timeout in fast
+            // recovery, which cut it already (Linux's `tcp_enter_loss`).
             if had_in_flight && first {
                 self.refresh_path_views();
-                self.cc.on_rto(now, i, &self.path_views);
+                self.cc.on_rto(now, i, &self.path_views, in_recovery);
             }
             if !was_failed {
                 self.events.push_back(Event::SubflowFailed { subflow: Self::id(i) });
