@@ -1,30 +1,50 @@
 //! BBR v1, uncoupled per subflow (draft-cardwell-iccrg-bbr-congestion-
 //! control-00; delivery rates from draft-cheng-iccrg-delivery-rate-
-//! estimation; seed 004 §2.3.6, Algorithm 12).
+//! estimation; seed 004 §2.3.6, Algorithm 12), with the state handling of
+//! Linux's `tcp_bbr.c` (5.4, the base of MPTCP v0.96) where the draft is
+//! silent or differs.
 //!
 //! Model: `BtlBw` is the windowed maximum of delivery-rate samples over the
 //! last 10 round trips (app-limited samples count only when they raise it);
 //! `RTprop` the minimum RTT over the last 10 s. The pacing rate is
-//! `pacing_gain * BtlBw` (until the pipe is filled it only rises, from the
-//! initial window over the first RTT on, as the draft's
-//! `BBRSetPacingRateWithGain` has it), the window `cwnd_gain * BtlBw *
-//! RTprop + 3 send quanta`, at least 4 segments.
+//! `pacing_gain * BtlBw`, 1% below as Linux paces (until the pipe is
+//! filled it only rises, from the initial window over the first RTT on, as
+//! the draft's `BBRSetPacingRateWithGain` has it). Windows and in-flight
+//! thresholds are Linux's `bbr_inflight`: `gain * BtlBw * RTprop` in whole
+//! segments plus three send quanta, rounded up to an even count, plus two
+//! in the probing phase; the window is at least 4 segments.
 //!
 //! States: Startup (gains 2/ln 2) until the bandwidth has not grown by 25%
-//! for three rounds; Drain (pacing gain ln 2 / 2) until in flight falls to
-//! one BDP; ProbeBW cycling pacing gains [1.25, 0.75, 1 x 6], a phase per
-//! RTprop, with the 1.25 phase held until in flight reaches 1.25 BDP and the
-//! 0.75 phase left early once in flight is down to one BDP; ProbeRTT (window
-//! 4 segments for 200 ms and a round) whenever RTprop is 10 s old.
+//! for three rounds whose samples were not application-limited; Drain
+//! (pacing gain ln 2 / 2) until in flight falls to one BDP (with the quanta);
+//! ProbeBW cycling pacing gains [1.25, 0.75, 1 x 6], a phase per RTprop,
+//! with the 1.25 phase held until what was in flight before the ACK
+//! reaches 1.25 BDP (or a loss) and the 0.75 phase left early once it is
+//! down to one BDP; ProbeRTT (window 4 segments for 200 ms and a round)
+//! whenever RTprop is 10 s old, during which the connection marks the
+//! subflow's samples application-limited (Linux's `tp->app_limited`), so
+//! ProbeRTT's low rates do not pull BtlBw down.
 //!
-//! Loss handling follows the draft's packet conservation in simplified form:
-//! on a congestion event the window is saved and set to what is in flight
-//! (at least 4 segments), growing again with deliveries until the model
-//! window is reached, where it restores the saved one; a timeout sets the
-//! window to one segment. Deviations: the draft starts ProbeBW at a random
-//! phase; Braid's core has no RNG, so every subflow starts in the first
-//! cruise phase (index 2). The send quantum is 2 segments (Linux's value
-//! above 1.2 Mbit/s) up to 64 KB at 1 ms of pacing.
+//! Loss (`bbr_set_cwnd_to_recover_or_restore`): entering fast recovery the
+//! window is saved and set to what is in flight plus what the ACK
+//! delivered, and for one round it releases a packet per packet delivered
+//! (packet conservation); then it grows by what is acknowledged; when
+//! recovery ends the saved window comes back. A timeout sets the window to
+//! one segment and restarts the search for full bandwidth; the saved window
+//! comes back when the timeout's recovery ends (or at once if the timeout
+//! proves spurious).
+//!
+//! Deviations from Linux: no ack-aggregation allowance
+//! (`bbr_update_ack_aggregation`) and no long-term bandwidth mode for
+//! policers (`bbr_lt_bw_sampling`); newly lost packets are not deducted
+//! from the window on each ACK; in-flight counts have no departure-time
+//! adjustment (`bbr_packets_in_net_at_edt`); a round can end on an ACK
+//! without a valid rate sample; the RTprop stamp is refreshed on equal
+//! samples (`<=`, as 5.4.0 and the draft). The draft and Linux start
+//! ProbeBW at a random phase; Braid's core has no RNG, so every subflow
+//! starts in the first cruise phase (index 2). The send quantum is 2
+//! segments (Linux's value above 1.2 Mbit/s) up to 64 KB at 1 ms of
+//! pacing.
 
 use super::{deactivate, install, AckSample, Controller, PathSlot, PathView};
 use crate::time::{Duration, Instant};
@@ -38,6 +58,12 @@ const PROBE_RTT_TIME: Duration = Duration::from_millis(200);
 const MIN_WINDOW_SEGMENTS: f64 = 4.0;
 const FULL_BW_GROWTH: f64 = 1.25;
 const FULL_BW_ROUNDS: u32 = 3;
+/// Linux paces 1% below the model's rate (`bbr_pacing_margin_percent`), so
+/// that cruising at gain 1 drains rather than keeps a standing queue.
+const PACING_MARGIN: f64 = 0.99;
+/// Linux's `TCP_INIT_CWND`: until this many segments are delivered the
+/// window grows by what is acknowledged, whatever the target.
+const INIT_CWND_SEGMENTS: f64 = 10.0;
 
 /// Running maximum over a sliding window of rounds, in constant space:
 /// Kathleen Nichols' scheme (as in Linux's minmax) keeps the best, second
@@ -98,7 +124,12 @@ pub(super) struct BbrPath {
     cwnd: f64,
     /// Window saved when loss recovery or ProbeRTT cut it.
     prior_cwnd: f64,
-    in_conservation: bool,
+    /// The first round of fast recovery: the window releases what is
+    /// acknowledged and no more (`packet_conservation`).
+    packet_conservation: bool,
+    /// The subflow was in recovery (fast or after a timeout) at the last
+    /// event: Linux's `prev_ca_state >= TCP_CA_Recovery`.
+    prev_in_recovery: bool,
     /// Delivery rates, bytes/s, over the last `BTLBW_ROUNDS` rounds.
     bw_filter: WindowedMax,
     pub(super) btl_bw: f64,
@@ -140,7 +171,8 @@ impl BbrPath {
             state: BbrState::Startup,
             cwnd,
             prior_cwnd: cwnd,
-            in_conservation: false,
+            packet_conservation: false,
+            prev_in_recovery: false,
             bw_filter: WindowedMax::default(),
             btl_bw: 0.0,
             bw_divisor: 1.0,
@@ -197,19 +229,46 @@ impl BbrPath {
         (self.btl_bw > 0.0).then(|| self.btl_bw * rt.as_secs_f64())
     }
 
-    fn send_quantum(&self) -> f64 {
+    pub(super) fn send_quantum(&self) -> f64 {
         (self.pacing_rate() * 0.001).clamp(2.0 * self.mss, 65_536.0)
     }
 
-    /// The window the model asks for at `gain`: gain x BDP + 3 quanta.
-    fn target_window(&self, gain: f64) -> f64 {
-        match self.bdp() {
-            Some(bdp) => (gain * bdp + 3.0 * self.send_quantum()).max(MIN_WINDOW_SEGMENTS * self.mss),
-            None => self.initial_window,
+    /// Linux's `bbr_inflight` (`bbr_bdp`, then `bbr_quantization_budget`):
+    /// `gain x bdp` in whole segments, rounded up; three send quanta (whole
+    /// segments, `bbr_tso_segs_goal`) so that end systems keep busy; an
+    /// even count, which halves delayed ACKs' stalls; and two more in
+    /// ProbeBW's probing phase, so that probing gets above the BDP even
+    /// where it is a few segments. The initial window while there is no
+    /// model. What the window targets (on [`BbrPath::bdp`]) and what the
+    /// state machine compares in flight with (on [`BbrPath::full_bdp`]).
+    fn inflight(&self, bdp: Option<f64>, gain: f64) -> f64 {
+        let Some(bdp) = bdp else { return self.initial_window };
+        let quanta = 3.0 * (self.send_quantum() / self.mss).floor();
+        let mut segments = 2.0 * (((gain * bdp / self.mss).ceil() + quanta) / 2.0).ceil();
+        if self.state == BbrState::ProbeBw && self.cycle_index == 0 {
+            segments += 2.0;
         }
+        segments * self.mss
     }
 
+    /// What `bbr_inflight` allows in flight at gain 1 beyond the path's
+    /// BDP: the send quanta and the rounding, bytes.
+    pub(super) fn inflight_budget(&self) -> f64 {
+        self.full_bdp().map_or(0.0, |bdp| self.inflight(Some(bdp), 1.0) - bdp)
+    }
+
+    /// The window the model asks for at `gain`.
+    fn target_window(&self, gain: f64) -> f64 {
+        self.inflight(self.bdp(), gain)
+    }
+
+    /// The rate paced at: the model's, 1% below (Linux's
+    /// `bbr_rate_bytes_per_sec`), bytes per second.
     fn pacing_rate(&self) -> f64 {
+        PACING_MARGIN * self.model_pacing_rate()
+    }
+
+    fn model_pacing_rate(&self) -> f64 {
         if self.btl_bw == 0.0 {
             return self.initial_pacing_rate();
         }
@@ -238,16 +297,17 @@ impl BbrPath {
         if self.startup_pacing == 0.0 {
             self.startup_pacing = self.initial_pacing_rate();
         }
-        self.startup_pacing = self.startup_pacing.max(self.pacing_rate());
+        self.startup_pacing = self.startup_pacing.max(self.model_pacing_rate());
     }
 
     fn update_model(&mut self, ack: &AckSample, rtt: Option<Duration>) {
         // Rounds: a round ends when a packet sent after the last round
-        // started is acknowledged.
-        if ack.prior_delivered.is_some_and(|d| d >= self.next_round_delivered) {
+        // started is acknowledged. Recovery's packet conservation lasts a round.
+        let round_start = ack.prior_delivered.is_some_and(|d| d >= self.next_round_delivered);
+        if round_start {
             self.next_round_delivered = ack.delivered;
             self.round += 1;
-            self.on_round_start();
+            self.packet_conservation = false;
         }
         if let Some(rs) = ack.rate {
             self.last_rate = rs.delivery_rate;
@@ -256,6 +316,12 @@ impl BbrPath {
             }
         }
         debug_assert_eq!(self.btl_bw, self.bw_filter.get());
+        // `bbr_check_full_bw_reached`: with this round's sample in the
+        // filter, and not on an application-limited one (whose round says
+        // nothing about the path).
+        if round_start && ack.rate.is_some_and(|rs| !rs.is_app_limited) {
+            self.check_full_bw();
+        }
         self.delivered = ack.delivered;
         self.rt_prop_expired = ack.now.saturating_since(self.rt_prop_stamp) > RTPROP_WINDOW;
         if let Some(r) = rtt {
@@ -266,7 +332,7 @@ impl BbrPath {
         }
     }
 
-    fn on_round_start(&mut self) {
+    fn check_full_bw(&mut self) {
         if self.filled_pipe || self.btl_bw == 0.0 {
             return;
         }
@@ -279,27 +345,32 @@ impl BbrPath {
         }
     }
 
-    fn update_state(&mut self, now: Instant, in_flight: f64, lost_now: bool) {
-        let bdp = self.full_bdp().unwrap_or(self.initial_window);
-        match self.state {
-            BbrState::Startup if self.filled_pipe => self.state = BbrState::Drain,
-            BbrState::Drain if in_flight <= bdp => self.enter_probe_bw(now),
-            BbrState::ProbeBw => {
-                let phase_over = self.rt_prop.is_some_and(|r| now.saturating_since(self.cycle_stamp) > r);
-                let gain = CYCLE[self.cycle_index];
-                let advance = if gain > 1.0 {
-                    phase_over && (lost_now || in_flight >= gain * bdp)
-                } else if gain < 1.0 {
-                    phase_over || in_flight <= bdp
-                } else {
-                    phase_over
-                };
-                if advance {
-                    self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
-                    self.cycle_stamp = now;
-                }
+    /// Linux's order: the ProbeBW phase (on what was in flight before the
+    /// ACK, `prior_in_flight`), then Startup's and Drain's exits (Drain's on
+    /// what is in flight now, so a subflow can pass through Drain on one
+    /// ACK), then ProbeRTT.
+    fn update_state(&mut self, now: Instant, in_flight: f64, prior_in_flight: f64, lost_now: bool) {
+        let bdp = self.full_bdp();
+        if self.state == BbrState::ProbeBw {
+            let phase_over = self.rt_prop.is_some_and(|r| now.saturating_since(self.cycle_stamp) > r);
+            let gain = CYCLE[self.cycle_index];
+            let advance = if gain > 1.0 {
+                phase_over && (lost_now || prior_in_flight >= self.inflight(bdp, gain))
+            } else if gain < 1.0 {
+                phase_over || prior_in_flight <= self.inflight(bdp, 1.0)
+            } else {
+                phase_over
+            };
+            if advance {
+                self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
+                self.cycle_stamp = now;
             }
-            _ => {}
+        }
+        if self.state == BbrState::Startup && self.filled_pipe {
+            self.state = BbrState::Drain;
+        }
+        if self.state == BbrState::Drain && in_flight <= self.inflight(bdp, 1.0) {
+            self.enter_probe_bw(now);
         }
         self.check_probe_rtt(now, in_flight);
     }
@@ -339,21 +410,47 @@ impl BbrPath {
         }
     }
 
-    fn set_cwnd(&mut self, acked: f64) {
-        let (_, cwnd_gain) = self.gains();
-        let target = self.target_window(cwnd_gain);
-        if self.in_conservation {
-            self.cwnd += acked;
-            if self.cwnd >= target.min(self.prior_cwnd) {
-                self.in_conservation = false;
-                self.cwnd = self.cwnd.max(self.prior_cwnd.min(target));
-            }
-        } else if self.filled_pipe {
-            self.cwnd = (self.cwnd + acked).min(target);
-        } else if self.cwnd < target || self.bdp().is_none() {
-            self.cwnd += acked;
+    /// Linux's `bbr_save_cwnd`: the window to restore after recovery or
+    /// ProbeRTT; one already saved by either is kept if larger.
+    fn save_cwnd(&mut self) {
+        self.prior_cwnd = if !self.prev_in_recovery && self.state != BbrState::ProbeRtt {
+            self.cwnd
+        } else {
+            self.prior_cwnd.max(self.cwnd)
+        };
+    }
+
+    /// Linux's `bbr_set_cwnd` with `bbr_set_cwnd_to_recover_or_restore`.
+    /// Entering fast recovery, the window becomes what is in flight plus
+    /// what this ACK delivered, and for one round releases one packet per
+    /// packet delivered (packet conservation, without the 4-segment floor);
+    /// leaving recovery (fast, or a timeout's) it gets back the window
+    /// saved before. Otherwise it grows by what is acknowledged towards the
+    /// model's target, and once the pipe is filled never beyond it.
+    fn set_cwnd(&mut self, acked: f64, in_flight: f64, in_recovery: bool) {
+        let mut cwnd = self.cwnd;
+        if in_recovery && !self.prev_in_recovery {
+            self.packet_conservation = true;
+            self.next_round_delivered = self.delivered;
+            cwnd = in_flight + acked;
+        } else if self.prev_in_recovery && !in_recovery {
+            cwnd = cwnd.max(self.prior_cwnd);
+            self.packet_conservation = false;
         }
-        self.cwnd = self.cwnd.max(MIN_WINDOW_SEGMENTS * self.mss);
+        self.prev_in_recovery = in_recovery;
+        if self.packet_conservation {
+            cwnd = cwnd.max(in_flight + acked);
+        } else {
+            let (_, cwnd_gain) = self.gains();
+            let target = self.target_window(cwnd_gain);
+            if self.filled_pipe {
+                cwnd = (cwnd + acked).min(target);
+            } else if cwnd < target || (self.delivered as f64) < INIT_CWND_SEGMENTS * self.mss || self.bdp().is_none() {
+                cwnd += acked;
+            }
+            cwnd = cwnd.max(MIN_WINDOW_SEGMENTS * self.mss);
+        }
+        self.cwnd = cwnd.max(self.mss);
         if self.state == BbrState::ProbeRtt {
             self.cwnd = self.cwnd.min(MIN_WINDOW_SEGMENTS * self.mss);
         }
@@ -401,27 +498,32 @@ impl Controller for Bbr {
             p.probe_rtt_round_done = true;
         }
         p.update_model(ack, ack.rtt);
-        p.update_state(ack.now, in_flight, false);
-        p.set_cwnd(ack.bytes_acked as f64);
+        p.update_state(ack.now, in_flight, ack.prior_in_flight as f64, false);
+        p.set_cwnd(ack.bytes_acked as f64, in_flight, ack.in_recovery);
         p.hold_startup_pacing();
     }
+    /// Linux calls `bbr_ssthresh` (which saves the window) on entering fast
+    /// recovery; the window itself is set on this ACK's `on_ack`
+    /// ([`BbrPath::set_cwnd`]). A loss also ends ProbeBW's probing phase.
     fn on_congestion_event(&mut self, now: Instant, path: usize, paths: &[PathView]) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };
         let in_flight = paths.get(path).map_or(0.0, |v| v.bytes_in_flight as f64);
-        p.prior_cwnd = p.cwnd;
-        p.in_conservation = true;
-        p.cwnd = in_flight.max(MIN_WINDOW_SEGMENTS * p.mss);
-        p.update_state(now, in_flight, true);
+        p.save_cwnd();
+        p.update_state(now, in_flight, in_flight, true);
     }
     /// The window to restore is saved by `bbr_ssthresh`, which Linux does
     /// not call in fast recovery: the one saved when recovery began stays.
+    /// Entering the loss state (`bbr_set_state`) restarts the search for
+    /// full bandwidth; the window comes back when the loss state ends.
     fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView], in_recovery: bool) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };
         if !in_recovery {
-            p.prior_cwnd = p.prior_cwnd.max(p.cwnd);
+            p.save_cwnd();
         }
-        p.in_conservation = true;
+        p.prev_in_recovery = true;
         p.cwnd = p.mss;
+        p.full_bw = 0.0;
+        p.full_bw_rounds = 0;
     }
     /// Linux's undo leaves the loss state, and BBR then restores the window
     /// it saved (`bbr_set_cwnd_to_recover_or_restore`: cwnd = max(cwnd,
@@ -431,7 +533,7 @@ impl Controller for Bbr {
     fn on_spurious_rto(&mut self, path: usize) {
         if let Some(p) = self.paths.get_mut(path).filter(|p| p.active) {
             p.cwnd = p.cwnd.max(p.prior_cwnd);
-            p.in_conservation = false;
+            p.packet_conservation = false;
             p.full_bw = 0.0;
             p.full_bw_rounds = 0;
         }
@@ -451,6 +553,12 @@ impl Controller for Bbr {
     }
     fn pacing_rate(&self, path: usize) -> Option<u64> {
         self.paths.get(path).filter(|p| p.active).map(|p| p.pacing_rate().max(1.0) as u64)
+    }
+    /// In ProbeRTT the window is held at four segments: Linux marks the
+    /// connection application-limited then (`bbr_update_min_rtt`), so that
+    /// the low rates sampled do not pull BtlBw down.
+    fn samples_app_limited(&self, path: usize) -> bool {
+        self.paths.get(path).is_some_and(|p| p.active && p.state == BbrState::ProbeRtt)
     }
     /// `bbr_sndbuf_expand`: BBR may slow-start even during recovery.
     fn sndbuf_expand(&self) -> u32 {
@@ -511,27 +619,48 @@ mod tests {
         assert_eq!(f.update(131, 1.0, 100), 6.0, "then the third");
     }
 
-    /// After a timeout the window is one segment and grows back in packet
-    /// conservation, at most to where it was; BBR has no slow-start threshold.
-    /// The model's window by hand: BtlBw 1.25 MB/s x RTprop 40 ms = 50 kB,
-    /// plus three send quanta (2 segments each at this rate): 56 kB. A loss
-    /// cuts the window to what is in flight (packet conservation).
+    /// The model's window by hand: BtlBw 1.25 MB/s x RTprop 40 ms = 50
+    /// segments of 1000 B, plus three send quanta of 2 segments (the floor:
+    /// 1 ms at 0.99 x 1.25 MB/s is 1237 B): 56 segments, already even; two
+    /// more in the probing phase. Entering fast recovery the window is what
+    /// is in flight plus what the ACK delivered, with no 4-segment floor;
+    /// for a round it releases a packet per packet delivered; then it grows
+    /// by what is acknowledged; leaving recovery it gets back the window
+    /// from before.
     #[test]
     fn target_window_and_loss_conservation_by_hand() {
         let mut b = Bbr::default();
         b.on_path_added(0, 1000, 10);
         let p = &mut b.paths[0];
-        (p.btl_bw, p.rt_prop, p.state, p.cycle_index) = (1.25e6, Some(Duration::from_millis(40)), BbrState::ProbeBw, 2);
+        p.btl_bw = p.bw_filter.update(0, 1.25e6, BTLBW_ROUNDS);
+        (p.rt_prop, p.state, p.cycle_index, p.filled_pipe) =
+            (Some(Duration::from_millis(40)), BbrState::ProbeBw, 2, true);
         assert_eq!(p.target_window(1.0), 56_000.0);
+        p.cycle_index = 0;
+        assert_eq!(p.target_window(1.0), 58_000.0, "probing");
+        p.cycle_index = 2;
         p.cwnd = 50_000.0;
-        let view = [PathView { active: true, bytes_in_flight: 20_000, ..Default::default() }];
-        b.on_congestion_event(Instant::ZERO, 0, &view);
-        assert_eq!(b.window(0), 20_000);
-        let nearly_empty = [PathView { active: true, bytes_in_flight: 1_000, ..Default::default() }];
-        b.on_congestion_event(Instant::ZERO, 0, &nearly_empty);
-        assert_eq!(b.window(0), 4_000, "no less than four segments");
+        let view = |bytes_in_flight| [PathView { active: true, bytes_in_flight, ..Default::default() }];
+        b.on_congestion_event(Instant::ZERO, 0, &view(1_000));
+        assert_eq!(b.window(0), 50_000, "the window is set on the ACK");
+        let recovering =
+            |ms, delivered, prior| AckSample { in_recovery: true, ..ack(ms, 1000, delivered, 1.25e6, prior, 40) };
+        b.on_ack(0, &recovering(10, 101_000, 90_000), &view(1_000));
+        assert_eq!(b.window(0), 2_000, "one in flight, one delivered: below four segments");
+        b.on_ack(0, &recovering(11, 102_000, 91_000), &view(3_000));
+        assert_eq!(b.window(0), 4_000, "in flight plus delivered");
+        b.on_ack(0, &recovering(12, 103_000, 92_000), &view(1_000));
+        assert_eq!(b.window(0), 4_000, "never less during the round");
+        b.on_ack(0, &recovering(50, 104_000, 101_000), &view(3_000));
+        assert_eq!(b.window(0), 5_000, "a round later: growing by what is acknowledged");
+        b.on_ack(0, &ack(60, 1000, 105_000, 1.25e6, 102_000, 40), &view(3_000));
+        assert_eq!(b.window(0), 51_000, "recovery over: the window from before, then growing");
     }
 
+    /// After a timeout the window is one segment and grows by what is
+    /// acknowledged (at least four segments) while the loss state lasts;
+    /// when it ends the window from before the timeout comes back. BBR has
+    /// no slow-start threshold.
     #[test]
     fn a_timeout_restarts_from_one_segment() {
         let mut b = Bbr::default();
@@ -540,14 +669,16 @@ mod tests {
         assert_eq!(b.ssthresh(0), u64::MAX);
         b.on_rto(Instant::ZERO, 0, &view, false);
         assert_eq!(b.window(0), 1000);
-        b.on_ack(0, &ack(40, 1000, 1000, 1_250_000.0, 0, 40), &view);
+        let recovering =
+            |ms, delivered, prior| AckSample { in_recovery: true, ..ack(ms, 1000, delivered, 1.25e6, prior, 40) };
+        b.on_ack(0, &recovering(40, 1000, 0), &view);
         assert_eq!(b.window(0), 4000, "one segment plus one acknowledged, at least the floor of four");
-        for k in 2..=7 {
-            b.on_ack(0, &ack(40 * k, 1000, 1000 * k, 1_250_000.0, 1000 * (k - 1), 40), &view);
+        for k in 2..=3 {
+            b.on_ack(0, &recovering(40 * k, 1000 * k, 1000 * (k - 1)), &view);
         }
-        assert_eq!(b.window(0), 10_000, "conservation ends at the window before the timeout");
-        b.on_ack(0, &ack(320, 1000, 8000, 1_250_000.0, 7000, 40), &view);
-        assert_eq!(b.window(0), 11_000, "then Startup grows it again");
+        assert_eq!(b.window(0), 6000);
+        b.on_ack(0, &ack(160, 1000, 4000, 1.25e6, 3000, 40), &view);
+        assert_eq!(b.window(0), 11_000, "the window before the timeout, and Startup grows it");
     }
 
     #[test]
@@ -568,13 +699,13 @@ mod tests {
         assert_eq!(p.btl_bw, 1_250_000.0);
         assert_eq!(p.rt_prop, Some(Duration::from_millis(40)));
         assert!((p.bdp().unwrap() - 50_000.0).abs() < 1e-6);
-        // Startup pacing: 2.885 x 1.25 MB/s.
-        assert_eq!(b.pacing_rate(0), Some((STARTUP_GAIN * 1_250_000.0) as u64));
-        // Quantum at 3.6 MB/s pacing is 3.6 kB (1 ms), so the ProbeBW target
-        // window is 2 x 50 kB + 3 x 3.6 kB.
+        // Startup pacing: 2.885 x 1.25 MB/s, 1% below.
+        assert_eq!(b.pacing_rate(0), Some((PACING_MARGIN * STARTUP_GAIN * 1_250_000.0) as u64));
+        // Quantum at 3.57 MB/s pacing is 3570 B (1 ms), 3 whole segments, so
+        // the target window at gain 2 is 100 segments + 9, rounded up to even.
         let q = b.paths[0].send_quantum();
-        assert!((q - STARTUP_GAIN * 1250.0).abs() < 1e-6);
-        assert!((b.paths[0].target_window(2.0) - (100_000.0 + 3.0 * q)).abs() < 1e-6);
+        assert!((q - PACING_MARGIN * STARTUP_GAIN * 1250.0).abs() < 1e-6);
+        assert_eq!(b.paths[0].target_window(2.0), 110_000.0);
     }
 
     /// Drives a subflow through Startup into Drain: each ACK is one round,
@@ -592,9 +723,14 @@ mod tests {
     }
 
     /// One more ACK at `ms` of 1000 bytes, for a packet sent after the
-    /// previous ACK, at 4.3 MB/s.
+    /// previous ACK, at 4.3 MB/s, with what `view` has in flight before and after it.
     fn next_ack(b: &mut Bbr, delivered: &mut u64, ms: u64, rtt_ms: u64, view: &[PathView]) {
-        b.on_ack(0, &ack(ms, 1000, *delivered + 1000, 4.3e6, *delivered, rtt_ms), view);
+        let prior_in_flight = view[0].bytes_in_flight;
+        b.on_ack(
+            0,
+            &AckSample { prior_in_flight, ..ack(ms, 1000, *delivered + 1000, 4.3e6, *delivered, rtt_ms) },
+            view,
+        );
         *delivered += 1000;
     }
 
@@ -609,7 +745,33 @@ mod tests {
         view[0].bytes_in_flight = 150_000;
         b.on_ack(0, &ack(400, 1000, delivered + 1000, 4.3e6, delivered, 40), &view);
         assert_eq!(b.state(0), Some(BbrState::ProbeBw));
-        assert_eq!(b.pacing_rate(0), Some(4_300_000), "cruise phase, gain 1");
+        assert_eq!(b.pacing_rate(0), Some(4_257_000), "cruise phase, gain 1, 1% below");
+    }
+
+    /// Startup ends after three rounds without 25% growth, counting only
+    /// rounds whose sample is not application-limited
+    /// (`bbr_check_full_bw_reached`); a timeout restarts the count.
+    #[test]
+    fn full_bandwidth_counts_rounds_the_path_limited() {
+        let rounds = |b: &mut Bbr, first: u64, n: u64, app_limited: bool| {
+            let view = [PathView { active: true, bytes_in_flight: 200_000, ..Default::default() }];
+            for round in first..first + n {
+                let mut a = ack(40 * round, 50_000, 50_000 * round, 4e6, 50_000 * (round - 1), 40);
+                a.rate = a.rate.map(|r| RateSample { is_app_limited: app_limited, ..r });
+                b.on_ack(0, &a, &view);
+            }
+        };
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        rounds(&mut b, 1, 6, true);
+        assert_eq!(b.state(0), Some(BbrState::Startup), "six flat rounds, all application-limited");
+        rounds(&mut b, 7, 2, false);
+        assert_eq!(b.state(0), Some(BbrState::Startup), "two flat rounds the path limited");
+        b.on_rto(Instant::ZERO, 0, &[], false);
+        rounds(&mut b, 9, 3, false);
+        assert_eq!(b.state(0), Some(BbrState::Startup), "the timeout restarted the count");
+        rounds(&mut b, 12, 1, false);
+        assert_eq!(b.state(0), Some(BbrState::Drain), "three rounds after the first");
     }
 
     /// Until the pipe is filled the pacing rate only rises (the draft's
@@ -628,17 +790,17 @@ mod tests {
         // 2.885 x 10 kB / 40 ms.
         b.on_ack(0, &ack(40, 1, 1, 0.02, 0, 40), &view);
         assert_eq!(b.btl_bw(0), Some(0.02));
-        let initial = STARTUP_GAIN * 10_000.0 / 0.040;
+        let initial = PACING_MARGIN * STARTUP_GAIN * 10_000.0 / 0.040;
         assert_eq!(b.pacing_rate(0), Some(initial as u64));
         // A sample above it: 2.885 x 1 MB/s.
         b.on_ack(0, &ack(80, 1000, 1001, 1e6, 1, 40), &view);
-        assert_eq!(b.pacing_rate(0), Some((STARTUP_GAIN * 1e6) as u64));
+        assert_eq!(b.pacing_rate(0), Some((PACING_MARGIN * STARTUP_GAIN * 1e6) as u64));
         // Through Startup (peak 4.3 MB/s, paced at 2.885 x that) into Drain:
         // the rate falls to the drain gain x 4.3 MB/s.
         let mut b = Bbr::default();
         drained(&mut b, &view);
         assert_eq!(b.state(0), Some(BbrState::Drain));
-        assert_eq!(b.pacing_rate(0), Some((DRAIN_GAIN * 4.3e6) as u64));
+        assert_eq!(b.pacing_rate(0), Some((PACING_MARGIN * DRAIN_GAIN * 4.3e6) as u64));
     }
 
     /// BtlBw is the maximum over the last 10 round trips: a lower rate
@@ -658,9 +820,10 @@ mod tests {
         assert_eq!(b.btl_bw(0), Some(2e6), "round 18: the peak of round 7 is 11 rounds old");
     }
 
-    /// Drain holds while more than one BDP is in flight; in ProbeBW a
-    /// cruise phase (gain 1) lasts one RTprop whatever is in flight, and
-    /// the window follows gain 2 x BDP + 3 quanta.
+    /// Drain holds while more than one BDP and three quanta are in flight
+    /// (172 segments + 3 x 2: 178 kB); in ProbeBW a cruise phase (gain 1)
+    /// lasts one RTprop whatever is in flight, and the window follows gain
+    /// 2 x BDP + 3 quanta.
     #[test]
     fn drain_then_probe_bw_phases_and_window() {
         let mut b = Bbr::default();
@@ -668,12 +831,13 @@ mod tests {
         let mut delivered = drained(&mut b, &view);
         view[0].bytes_in_flight = 180_000;
         next_ack(&mut b, &mut delivered, 300, 40, &view);
-        assert_eq!(b.state(0), Some(BbrState::Drain), "180 kB in flight is above the 172 kB BDP");
+        assert_eq!(b.state(0), Some(BbrState::Drain), "180 kB in flight is above 178 kB");
         view[0].bytes_in_flight = 150_000;
         next_ack(&mut b, &mut delivered, 400, 40, &view);
         assert_eq!((b.state(0), b.paths[0].cycle_index), (Some(BbrState::ProbeBw), 2));
-        // Window: 2 x 172 kB + 3 x 4.3 kB (1 ms at 4.3 MB/s) = 356.9 kB.
-        assert_eq!(b.window(0), 356_900);
+        // Window: 2 x 172 segments + 3 quanta of 4 whole segments (1 ms at
+        // 0.99 x 4.3 MB/s is 4257 B) = 356 segments.
+        assert_eq!(b.window(0), 356_000);
         next_ack(&mut b, &mut delivered, 430, 40, &view);
         assert_eq!(b.paths[0].cycle_index, 2, "30 ms into a 40 ms phase");
         next_ack(&mut b, &mut delivered, 440, 40, &view);
@@ -682,14 +846,16 @@ mod tests {
         assert_eq!(b.paths[0].cycle_index, 3, "a cruise phase ends after one RTprop, in flight below the BDP");
         // Halved under penalize, then growing by what is acknowledged.
         b.penalize(Instant::ZERO, 0, &view);
-        assert_eq!(b.window(0), 178_450);
+        assert_eq!(b.window(0), 178_000);
         next_ack(&mut b, &mut delivered, 450, 40, &view);
-        assert_eq!(b.window(0), 179_450);
+        assert_eq!(b.window(0), 179_000);
     }
 
     /// ProbeBW's probing phase (gain 1.25) lasts at least one RTprop and
     /// until 1.25 BDP is in flight (or a loss); the draining phase (0.75)
-    /// ends early once in flight is down to one BDP.
+    /// ends early once in flight is down to one BDP: each with Linux's
+    /// quanta (`bbr_inflight`), compared with what was in flight before
+    /// the ACK.
     #[test]
     fn probe_bw_gain_phases_end_on_in_flight() {
         let mut b = Bbr::default();
@@ -697,13 +863,16 @@ mod tests {
         let mut delivered = drained(&mut b, &view);
         next_ack(&mut b, &mut delivered, 400, 40, &view);
         b.paths[0].cycle_index = 0;
-        // 1.25 x 172 kB = 215 kB; the phase started at 400 ms, RTprop 40 ms.
+        // Probing: 1.25 x 172 = 215 segments, 3 quanta of 5 (1 ms at 0.99 x
+        // 1.25 x 4.3 MB/s is 5321 B), even, 2 more: 232 kB. The phase
+        // started at 400 ms, RTprop 40 ms. Draining: 172 segments, 3 quanta
+        // of 3 (3193 B), even: 182 kB.
         for (in_flight, ms, index, why) in [
-            (220_000, 410, 0, "1.25 BDP in flight, but within the RTprop"),
-            (200_000, 441, 0, "past the RTprop, below 1.25 BDP"),
-            (220_000, 450, 1, "past the RTprop and 1.25 BDP in flight"),
-            (180_000, 455, 1, "gain 0.75: above one BDP, within the RTprop"),
-            (170_000, 460, 2, "gain 0.75: down to one BDP, the phase ends at once"),
+            (240_000, 410, 0, "enough in flight, but within the RTprop"),
+            (230_000, 441, 0, "past the RTprop, 2 kB short"),
+            (232_000, 450, 1, "past the RTprop and enough in flight"),
+            (184_000, 455, 1, "gain 0.75: 2 kB above, within the RTprop"),
+            (182_000, 460, 2, "gain 0.75: down to one BDP and the quanta, the phase ends at once"),
         ] {
             view[0].bytes_in_flight = in_flight;
             next_ack(&mut b, &mut delivered, ms, 40, &view);
@@ -743,9 +912,11 @@ mod tests {
         assert_eq!(b.state(0), Some(BbrState::ProbeBw));
         let before = b.window(0);
         // Every later sample is 45 ms: RTprop (40 ms, stamped at 400 ms) expires at 10.4 s.
+        assert!(!b.samples_app_limited(0));
         next_ack(&mut b, &mut delivered, 10_401, 45, &view);
         assert_eq!(b.state(0), Some(BbrState::ProbeRtt));
         assert_eq!(b.window(0), 4000);
+        assert!(b.samples_app_limited(0), "its low rates must not pull BtlBw down");
         assert_eq!(b.paths[0].rt_prop, Some(Duration::from_millis(45)));
         // 300 ms later, with 150 kB still in flight, ProbeRTT has not started its clock.
         next_ack(&mut b, &mut delivered, 10_701, 45, &view);
@@ -762,6 +933,7 @@ mod tests {
         }
         next_ack(&mut b, &mut delivered, 10_950, 45, &view);
         assert_eq!(b.state(0), Some(BbrState::ProbeBw), "200 ms and a round trip");
+        assert!(!b.samples_app_limited(0));
         assert!(b.window(0) >= before, "{} < {before}", b.window(0));
     }
 }

@@ -151,6 +151,12 @@ pub trait Controller: std::fmt::Debug + Send {
     fn pacing_rate(&self, _path: usize) -> Option<u64> {
         None
     }
+    /// The algorithm holds `path` below what the path could carry (BBR's
+    /// ProbeRTT), so the rates sampled meanwhile understate it, as an idle
+    /// application's do: the connection marks them application-limited.
+    fn samples_app_limited(&self, _path: usize) -> bool {
+        false
+    }
     /// The subflow `path` is blocking the connection's window (Raiciu et
     /// al.'s penalisation): cut its window. Linux halves cwnd (and, outside
     /// slow start, ssthresh) directly, bypassing the module, so this is not

@@ -40,7 +40,8 @@
 //! `tcp_min_rtt`) by a quarter of the path's BDP and at least 4 segments
 //! of queueing, on both checks that lead to division. Once divided, the
 //! original BtlBw test alone keeps or ends it (dividing drains the queue
-//! the test would look for). With competition on disjoint equal paths
+//! the test would look for). The queue must also exceed what the
+//! subflow alone keeps queued (see `standing_queue`). With competition on disjoint equal paths
 //! C-MPBBR still divides, as the original does.
 //!
 //! Other deviations: the checks run once per gain cycle, on entering phase
@@ -92,15 +93,21 @@ impl MpBbr {
 
     /// Whether a queue stayed in front of `path` since its last check: its
     /// lowest RTT exceeded the path's lowest ever by the time BtlBw needs to
-    /// send a quarter of the path's BDP, and at least four segments. (Not
-    /// RTprop: BBR flows sharing a link keep a queue that ProbeRTT does not
-    /// always drain, so RTprop itself drifts up to include it.)
+    /// send a quarter of the path's BDP, at least four segments, and more
+    /// than the subflow alone can keep queued. (Not RTprop: BBR flows
+    /// sharing a link keep a queue that ProbeRTT does not always drain, so
+    /// RTprop itself drifts up to include it. Alone: a subflow leaves Drain
+    /// and the draining phase once in flight is down to the BDP plus its
+    /// quantization budget, Linux's `bbr_inflight`, and sends in bursts of
+    /// a send quantum, so on a short path that much can stay queued for
+    /// cycles: 41 kB of a 60 kB BDP at 100 Mbit/s and 5 ms.)
     fn standing_queue(&self, path: usize) -> bool {
         let p = &self.bbr.paths[path];
         let (Some(low), Some(base)) = (self.cycle_min_rtt[path], self.base_rtt[path]) else { return false };
         let queued = (low.as_secs_f64() - base.as_secs_f64()).max(0.0) * p.btl_bw;
         let bdp = base.as_secs_f64() * p.btl_bw;
-        queued >= (MPBBR_STANDING_QUEUE_BDP * bdp).max(MPBBR_STANDING_QUEUE_SEGMENTS * p.mss)
+        let alone = p.inflight_budget() + p.send_quantum();
+        queued >= (MPBBR_STANDING_QUEUE_BDP * bdp).max(MPBBR_STANDING_QUEUE_SEGMENTS * p.mss).max(alone)
     }
 
     fn check(&mut self, path: usize) {
@@ -186,6 +193,9 @@ impl Controller for MpBbr {
     }
     fn pacing_rate(&self, path: usize) -> Option<u64> {
         self.bbr.pacing_rate(path)
+    }
+    fn samples_app_limited(&self, path: usize) -> bool {
+        self.bbr.samples_app_limited(path)
     }
     fn sndbuf_expand(&self) -> u32 {
         self.bbr.sndbuf_expand()

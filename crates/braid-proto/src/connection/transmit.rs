@@ -200,8 +200,16 @@ impl Connection {
                 // buffer the application is waiting on (Linux: free space
                 // below half of what is queued; penalise only when full).
                 let (blocked, may_penalise) = if self.send.backlog() == 0 || nagle {
+                    // Every subflow with nothing of its own to send: not one
+                    // with data to retransmit, or copies it still owes of
+                    // what the others sent (the redundant scheduler), whose
+                    // samples still measure its path.
+                    let (una, nxt, copies) = (self.send.una(), self.send.nxt(), self.sched.copies_in_flight());
                     for sf in &mut self.subflows {
-                        sf.mark_app_limited();
+                        let owes = !sf.retransmit.is_empty() || (copies && sf.carried_to.max(una) < nxt);
+                        if !owes {
+                            sf.mark_app_limited();
+                        }
                     }
                     let room = self.send.room();
                     if room == 0 && !self.buffer_stalled {
