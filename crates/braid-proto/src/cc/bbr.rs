@@ -30,9 +30,10 @@
 //! delivered, and for one round it releases a packet per packet delivered
 //! (packet conservation); then it grows by what is acknowledged; when
 //! recovery ends the saved window comes back. A timeout sets the window to
-//! one segment and restarts the search for full bandwidth; the saved window
-//! comes back when the timeout's recovery ends (or at once if the timeout
-//! proves spurious).
+//! one segment and restarts the search for full bandwidth; the window grows
+//! by what is acknowledged until it is back at the saved one, where Linux's
+//! loss state would end (Braid's subflow has no such state), or comes back
+//! at once if the timeout proves spurious.
 //!
 //! Deviations from Linux: no ack-aggregation allowance
 //! (`bbr_update_ack_aggregation`) and no long-term bandwidth mode for
@@ -127,9 +128,12 @@ pub(super) struct BbrPath {
     /// The first round of fast recovery: the window releases what is
     /// acknowledged and no more (`packet_conservation`).
     packet_conservation: bool,
-    /// The subflow was in recovery (fast or after a timeout) at the last
-    /// event: Linux's `prev_ca_state >= TCP_CA_Recovery`.
+    /// The subflow was in fast recovery at the last event: Linux's
+    /// `prev_ca_state >= TCP_CA_Recovery`.
     prev_in_recovery: bool,
+    /// Growing back from a timeout's one segment, in place of Linux's
+    /// `TCP_CA_Loss` (see [`BbrPath::set_cwnd`]).
+    after_timeout: bool,
     /// Delivery rates, bytes/s, over the last `BTLBW_ROUNDS` rounds.
     bw_filter: WindowedMax,
     pub(super) btl_bw: f64,
@@ -173,6 +177,7 @@ impl BbrPath {
             prior_cwnd: cwnd,
             packet_conservation: false,
             prev_in_recovery: false,
+            after_timeout: false,
             bw_filter: WindowedMax::default(),
             btl_bw: 0.0,
             bw_divisor: 1.0,
@@ -424,9 +429,18 @@ impl BbrPath {
     /// Entering fast recovery, the window becomes what is in flight plus
     /// what this ACK delivered, and for one round releases one packet per
     /// packet delivered (packet conservation, without the 4-segment floor);
-    /// leaving recovery (fast, or a timeout's) it gets back the window
-    /// saved before. Otherwise it grows by what is acknowledged towards the
-    /// model's target, and once the pipe is filled never beyond it.
+    /// leaving recovery it gets back the window saved before. Otherwise it
+    /// grows by what is acknowledged towards the model's target, and once
+    /// the pipe is filled never beyond it.
+    ///
+    /// After a timeout Linux grows the window from one segment through
+    /// `TCP_CA_Loss`, until everything outstanding at the timeout is
+    /// acknowledged, and then restores the saved window. Braid's subflow
+    /// leaves recovery at the first acknowledgement after a timeout (the
+    /// packets it declared lost leave the scoreboard at once), so BBR
+    /// stands in for the loss state: it grows by what is acknowledged until
+    /// the window is back at the saved one (or the target), about as long
+    /// as re-sending the lost window takes, and then restores it.
     fn set_cwnd(&mut self, acked: f64, in_flight: f64, in_recovery: bool) {
         let mut cwnd = self.cwnd;
         if in_recovery && !self.prev_in_recovery {
@@ -440,6 +454,15 @@ impl BbrPath {
         self.prev_in_recovery = in_recovery;
         if self.packet_conservation {
             cwnd = cwnd.max(in_flight + acked);
+        } else if self.after_timeout {
+            let (_, cwnd_gain) = self.gains();
+            let back = self.prior_cwnd.min(self.target_window(cwnd_gain));
+            cwnd += acked;
+            if cwnd >= back {
+                self.after_timeout = false;
+                cwnd = back.max(cwnd.min(self.prior_cwnd));
+            }
+            cwnd = cwnd.max(MIN_WINDOW_SEGMENTS * self.mss);
         } else {
             let (_, cwnd_gain) = self.gains();
             let target = self.target_window(cwnd_gain);
@@ -514,13 +537,14 @@ impl Controller for Bbr {
     /// The window to restore is saved by `bbr_ssthresh`, which Linux does
     /// not call in fast recovery: the one saved when recovery began stays.
     /// Entering the loss state (`bbr_set_state`) restarts the search for
-    /// full bandwidth; the window comes back when the loss state ends.
+    /// full bandwidth; the window comes back as the loss state would end
+    /// ([`BbrPath::set_cwnd`]).
     fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView], in_recovery: bool) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };
         if !in_recovery {
             p.save_cwnd();
         }
-        p.prev_in_recovery = true;
+        (p.prev_in_recovery, p.packet_conservation, p.after_timeout) = (false, false, true);
         p.cwnd = p.mss;
         p.full_bw = 0.0;
         p.full_bw_rounds = 0;
@@ -533,7 +557,7 @@ impl Controller for Bbr {
     fn on_spurious_rto(&mut self, path: usize) {
         if let Some(p) = self.paths.get_mut(path).filter(|p| p.active) {
             p.cwnd = p.cwnd.max(p.prior_cwnd);
-            p.packet_conservation = false;
+            (p.packet_conservation, p.after_timeout) = (false, false);
             p.full_bw = 0.0;
             p.full_bw_rounds = 0;
         }
@@ -658,9 +682,9 @@ mod tests {
     }
 
     /// After a timeout the window is one segment and grows by what is
-    /// acknowledged (at least four segments) while the loss state lasts;
-    /// when it ends the window from before the timeout comes back. BBR has
-    /// no slow-start threshold.
+    /// acknowledged (at least four segments) until it is back at the window
+    /// from before the timeout, where Linux's loss state would end; BBR
+    /// has no slow-start threshold.
     #[test]
     fn a_timeout_restarts_from_one_segment() {
         let mut b = Bbr::default();
@@ -669,16 +693,14 @@ mod tests {
         assert_eq!(b.ssthresh(0), u64::MAX);
         b.on_rto(Instant::ZERO, 0, &view, false);
         assert_eq!(b.window(0), 1000);
-        let recovering =
-            |ms, delivered, prior| AckSample { in_recovery: true, ..ack(ms, 1000, delivered, 1.25e6, prior, 40) };
-        b.on_ack(0, &recovering(40, 1000, 0), &view);
+        b.on_ack(0, &ack(40, 1000, 1000, 1_250_000.0, 0, 40), &view);
         assert_eq!(b.window(0), 4000, "one segment plus one acknowledged, at least the floor of four");
-        for k in 2..=3 {
-            b.on_ack(0, &recovering(40 * k, 1000 * k, 1000 * (k - 1)), &view);
+        for k in 2..=7 {
+            b.on_ack(0, &ack(40 * k, 1000, 1000 * k, 1_250_000.0, 1000 * (k - 1), 40), &view);
         }
-        assert_eq!(b.window(0), 6000);
-        b.on_ack(0, &ack(160, 1000, 4000, 1.25e6, 3000, 40), &view);
-        assert_eq!(b.window(0), 11_000, "the window before the timeout, and Startup grows it");
+        assert_eq!(b.window(0), 10_000, "back at the window before the timeout");
+        b.on_ack(0, &ack(320, 1000, 8000, 1_250_000.0, 7000, 40), &view);
+        assert_eq!(b.window(0), 11_000, "then Startup grows it again");
     }
 
     #[test]
