@@ -252,15 +252,14 @@ fn failed_subflow_queue_is_reinjected_not_stranded() {
     assert!(r.clone().is_ok_and(|t| t < ms(20_000)), "{r:?}");
 }
 
-/// Repeated RTOs for the same data must not keep lowering ssthresh (RFC
-/// 5681 §3.1 / Linux): the first sets ssthresh to half the window and the
-/// window to one segment; the next two leave ssthresh where it is.
-#[test]
-fn repeated_timeouts_keep_ssthresh() {
+/// A one-subflow client with plenty to send whose window has grown:
+/// everything it sent acknowledged six times, 20 ms apart, then a window
+/// sent and left unacknowledged. Returns it, the time reached and the
+/// first packet number of that window.
+fn grown_window() -> (Connection, Instant, u64) {
     let mut a = conn(Config::default(), 1);
     a.write_zeros(10_000_000);
     let mut now = Instant::ZERO;
-    // Grow the window: acknowledge everything sent, six times.
     for _ in 0..6 {
         drain(&mut a, now);
         now += Duration::from_millis(20);
@@ -269,14 +268,23 @@ fn repeated_timeouts_keep_ssthresh() {
         a.handle_datagram(now, ack(0, sent, acked + a.subflow_stats(0).unwrap().bytes_in_flight, u64::MAX >> 3))
             .unwrap();
     }
+    let first = a.subflow_stats(0).unwrap().counters.packets_sent;
     drain(&mut a, now);
+    (a, now, first)
+}
+
+/// Repeated RTOs for the same data must not keep lowering ssthresh (RFC
+/// 5681 §3.1 / Linux): the first sets ssthresh to half the window and the
+/// window to one segment; the next two leave ssthresh where it is.
+#[test]
+fn repeated_timeouts_keep_ssthresh() {
+    let (mut a, _, _) = grown_window();
     let before = a.subflow_stats(0).unwrap().cwnd;
     assert!(before > 100_000, "the window grew: {before}");
     for _ in 0..3 {
         let t = a.poll_timeout().unwrap();
         a.handle_timeout(t);
-        now = t;
-        drain(&mut a, now);
+        drain(&mut a, t);
     }
     let s = a.subflow_stats(0).unwrap();
     println!("cwnd before outage {before}, after 3 RTOs cwnd {} ssthresh {}", s.cwnd, s.ssthresh);
@@ -292,19 +300,7 @@ fn repeated_timeouts_keep_ssthresh() {
 #[test]
 fn a_timeout_in_fast_recovery_keeps_its_ssthresh() {
     let run = |recover_first: bool| {
-        let mut a = conn(Config::default(), 1);
-        a.write_zeros(10_000_000);
-        let mut now = Instant::ZERO;
-        for _ in 0..6 {
-            drain(&mut a, now);
-            now += Duration::from_millis(20);
-            let sent = a.subflow_stats(0).unwrap().counters.packets_sent;
-            let acked = a.stats().bytes_acked;
-            a.handle_datagram(now, ack(0, sent, acked + a.subflow_stats(0).unwrap().bytes_in_flight, u64::MAX >> 3))
-                .unwrap();
-        }
-        let first = a.subflow_stats(0).unwrap().counters.packets_sent;
-        drain(&mut a, now);
+        let (mut a, mut now, first) = grown_window();
         let before = a.subflow_stats(0).unwrap().cwnd;
         if recover_first {
             // Packet `first` missing, the four after it acknowledged.
