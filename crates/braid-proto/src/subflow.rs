@@ -743,6 +743,17 @@ mod tests {
 
     const RTO: Duration = Duration::from_secs(1);
 
+    /// An established subflow with four 1000-byte packets in flight, packet
+    /// `k` carrying stream bytes from `k * 1000`, sent at `k * gap_ms`.
+    fn four_in_flight(gap_ms: u64) -> Subflow {
+        let mut s = Subflow::new(1000, false);
+        s.on_established();
+        for k in 0..4 {
+            s.on_sent(ms(k * gap_ms), k * 1000, 1000, RTO);
+        }
+        s
+    }
+
     /// A path whose queue outgrew the timer: the flight times out before its
     /// acknowledgements return. Their late arrival still measures the path
     /// (from the newest packet they cover), so the timer can grow; a packet
@@ -750,11 +761,7 @@ mod tests {
     #[test]
     fn a_late_ack_of_timed_out_packets_measures_the_rtt() {
         let timed_out = || {
-            let mut s = Subflow::new(1000, false);
-            s.on_established();
-            for k in 0..4 {
-                s.on_sent(ms(k * 10), k * 1000, 1000, RTO);
-            }
+            let mut s = four_in_flight(10);
             assert!(s.on_rto(ms(1000), |_| RTO));
             s.on_sent(ms(1000), 0, 1000, RTO); // the retransmission, packet 4
             s
@@ -780,11 +787,7 @@ mod tests {
     #[test]
     fn a_late_ack_of_timed_out_packets_shows_the_timeout_spurious() {
         let timed_out = || {
-            let mut s = Subflow::new(1000, false);
-            s.on_established();
-            for k in 0..4 {
-                s.on_sent(ms(k), k * 1000, 1000, RTO);
-            }
+            let mut s = four_in_flight(1);
             s.on_ack(ms(50), &ack(1, &[]), 3, |_| RTO);
             assert!(s.on_rto(ms(1100), |_| RTO));
             s.on_sent(ms(1100), 1000, 1000, RTO); // the retransmission, packet 4
@@ -826,11 +829,7 @@ mod tests {
         assert_eq!(s.counters.spurious_rtos, 0);
         // Packet 2 was acknowledged (SACK) before the timeout, which then
         // declared 1 and 3 lost: its acknowledgement repeated says nothing.
-        let mut s = Subflow::new(1000, false);
-        s.on_established();
-        for k in 0..4 {
-            s.on_sent(ms(k), k * 1000, 1000, RTO);
-        }
+        let mut s = four_in_flight(1);
         s.on_ack(ms(50), &ack(1, &[(2, 3)]), 3, |_| RTO);
         assert!(s.on_rto(ms(1100), |_| RTO));
         assert!(!s.on_ack(ms(1150), &ack(1, &[(2, 3)]), 3, |_| RTO).spurious_timeout, "packet 2 again");
