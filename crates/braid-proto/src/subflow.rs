@@ -92,10 +92,10 @@ pub struct AckOutcome {
 
 /// What a timeout declared lost: the packets then in flight, in ascending
 /// order, less those an acknowledgement has shown arrived since; the first
-/// packet number sent after it; whether it
-/// was shown spurious already; and, once it was, the data of its packets
-/// still waiting to be re-sent, taken off the retransmission queue
-/// (`parked`) until an acknowledgement shows it arrived or detection ends.
+/// packet number sent after it; whether it was shown spurious already; and,
+/// once it was, the data of its packets still waiting to be re-sent, taken
+/// off the retransmission queue (`parked`) until an acknowledgement shows
+/// it arrived or detection ends.
 #[derive(Debug)]
 struct TimedOut {
     lost: Vec<Declared>,
@@ -379,10 +379,8 @@ impl Subflow {
         self.pop_resolved();
         // Packet numbers are never re-used, so any newly acknowledged one
         // was sent once, at the time recorded: no Karn rule is needed.
-        let sampled = match (newest.map(|(pn, p)| (pn, p.time)), late.map(|d| (d.pn, d.sent))) {
-            (Some(a), Some(b)) => Some(if a.0 > b.0 { a } else { b }),
-            (a, b) => a.or(b),
-        };
+        let sampled =
+            newest.map(|(pn, p)| (pn, p.time)).into_iter().chain(late.map(|d| (d.pn, d.sent))).max_by_key(|s| s.0);
         if let Some((pn, sent)) = sampled.filter(|&(pn, _)| self.largest_acked.is_none_or(|l| pn > l)) {
             self.largest_acked = Some(pn);
             out.rtt = Some(now - sent);
