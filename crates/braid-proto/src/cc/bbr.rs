@@ -454,19 +454,17 @@ impl BbrPath {
         self.prev_in_recovery = in_recovery;
         if self.packet_conservation {
             cwnd = cwnd.max(in_flight + acked);
-        } else if self.after_timeout {
-            let (_, cwnd_gain) = self.gains();
-            let back = self.prior_cwnd.min(self.target_window(cwnd_gain));
-            cwnd += acked;
-            if cwnd >= back {
-                self.after_timeout = false;
-                cwnd = back.max(cwnd.min(self.prior_cwnd));
-            }
-            cwnd = cwnd.max(MIN_WINDOW_SEGMENTS * self.mss);
         } else {
             let (_, cwnd_gain) = self.gains();
             let target = self.target_window(cwnd_gain);
-            if self.filled_pipe {
+            if self.after_timeout {
+                let back = self.prior_cwnd.min(target);
+                cwnd += acked;
+                if cwnd >= back {
+                    self.after_timeout = false;
+                    cwnd = back.max(cwnd.min(self.prior_cwnd));
+                }
+            } else if self.filled_pipe {
                 cwnd = (cwnd + acked).min(target);
             } else if cwnd < target || (self.delivered as f64) < INIT_CWND_SEGMENTS * self.mss || self.bdp().is_none() {
                 cwnd += acked;
