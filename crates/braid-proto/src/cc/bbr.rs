@@ -31,9 +31,9 @@
 //! (packet conservation); then it grows by what is acknowledged; when
 //! recovery ends the saved window comes back. A timeout sets the window to
 //! one segment and restarts the search for full bandwidth; the window grows
-//! by what is acknowledged until it is back at the saved one, where Linux's
-//! loss state would end (Braid's subflow has no such state), or comes back
-//! at once if the timeout proves spurious.
+//! back by what is acknowledged, or comes back at once if the timeout
+//! proves spurious. (Linux also restores the saved window when its loss
+//! state ends; Braid's subflow has no such state, see `set_cwnd`.)
 //!
 //! Deviations from Linux: no ack-aggregation allowance
 //! (`bbr_update_ack_aggregation`) and no long-term bandwidth mode for
@@ -131,9 +131,6 @@ pub(super) struct BbrPath {
     /// The subflow was in fast recovery at the last event: Linux's
     /// `prev_ca_state >= TCP_CA_Recovery`.
     prev_in_recovery: bool,
-    /// Growing back from a timeout's one segment, in place of Linux's
-    /// `TCP_CA_Loss` (see [`BbrPath::set_cwnd`]).
-    after_timeout: bool,
     /// Delivery rates, bytes/s, over the last `BTLBW_ROUNDS` rounds.
     bw_filter: WindowedMax,
     pub(super) btl_bw: f64,
@@ -177,7 +174,6 @@ impl BbrPath {
             prior_cwnd: cwnd,
             packet_conservation: false,
             prev_in_recovery: false,
-            after_timeout: false,
             bw_filter: WindowedMax::default(),
             btl_bw: 0.0,
             bw_divisor: 1.0,
@@ -437,10 +433,10 @@ impl BbrPath {
     /// `TCP_CA_Loss`, until everything outstanding at the timeout is
     /// acknowledged, and then restores the saved window. Braid's subflow
     /// leaves recovery at the first acknowledgement after a timeout (the
-    /// packets it declared lost leave the scoreboard at once), so BBR
-    /// stands in for the loss state: it grows by what is acknowledged until
-    /// the window is back at the saved one (or the target), about as long
-    /// as re-sending the lost window takes, and then restores it.
+    /// packets it declared lost leave the scoreboard at once), so a timeout
+    /// does not count as recovery here (`on_rto`): the window grows back by
+    /// what is acknowledged, as it does in the loss state, and is not
+    /// restored at the first acknowledgement.
     fn set_cwnd(&mut self, acked: f64, in_flight: f64, in_recovery: bool) {
         let mut cwnd = self.cwnd;
         if in_recovery && !self.prev_in_recovery {
@@ -457,14 +453,7 @@ impl BbrPath {
         } else {
             let (_, cwnd_gain) = self.gains();
             let target = self.target_window(cwnd_gain);
-            if self.after_timeout {
-                let back = self.prior_cwnd.min(target);
-                cwnd += acked;
-                if cwnd >= back {
-                    self.after_timeout = false;
-                    cwnd = back.max(cwnd.min(self.prior_cwnd));
-                }
-            } else if self.filled_pipe {
+            if self.filled_pipe {
                 cwnd = (cwnd + acked).min(target);
             } else if cwnd < target || (self.delivered as f64) < INIT_CWND_SEGMENTS * self.mss || self.bdp().is_none() {
                 cwnd += acked;
@@ -535,14 +524,13 @@ impl Controller for Bbr {
     /// The window to restore is saved by `bbr_ssthresh`, which Linux does
     /// not call in fast recovery: the one saved when recovery began stays.
     /// Entering the loss state (`bbr_set_state`) restarts the search for
-    /// full bandwidth; the window comes back as the loss state would end
-    /// ([`BbrPath::set_cwnd`]).
+    /// full bandwidth; the window grows back ([`BbrPath::set_cwnd`]).
     fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView], in_recovery: bool) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };
         if !in_recovery {
             p.save_cwnd();
         }
-        (p.prev_in_recovery, p.packet_conservation, p.after_timeout) = (false, false, true);
+        (p.prev_in_recovery, p.packet_conservation) = (false, false);
         p.cwnd = p.mss;
         p.full_bw = 0.0;
         p.full_bw_rounds = 0;
@@ -555,7 +543,7 @@ impl Controller for Bbr {
     fn on_spurious_rto(&mut self, path: usize) {
         if let Some(p) = self.paths.get_mut(path).filter(|p| p.active) {
             p.cwnd = p.cwnd.max(p.prior_cwnd);
-            (p.packet_conservation, p.after_timeout) = (false, false);
+            p.packet_conservation = false;
             p.full_bw = 0.0;
             p.full_bw_rounds = 0;
         }
@@ -680,9 +668,8 @@ mod tests {
     }
 
     /// After a timeout the window is one segment and grows by what is
-    /// acknowledged (at least four segments) until it is back at the window
-    /// from before the timeout, where Linux's loss state would end; BBR
-    /// has no slow-start threshold.
+    /// acknowledged (at least four segments), not restored at the first
+    /// acknowledgement; BBR has no slow-start threshold.
     #[test]
     fn a_timeout_restarts_from_one_segment() {
         let mut b = Bbr::default();
