@@ -56,6 +56,9 @@ impl Controller for Recording {
     fn samples_app_limited(&self, _path: usize) -> bool {
         self.holds_back
     }
+    fn answers_after_ack(&self) -> bool {
+        self.holds_back
+    }
 }
 
 /// A client that always has data to send, over one subflow with 10 ms

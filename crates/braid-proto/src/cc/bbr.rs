@@ -570,6 +570,9 @@ impl Controller for Bbr {
     fn samples_app_limited(&self, path: usize) -> bool {
         self.paths.get(path).is_some_and(|p| p.active && p.state == BbrState::ProbeRtt)
     }
+    fn answers_after_ack(&self) -> bool {
+        true
+    }
     /// `bbr_sndbuf_expand`: BBR may slow-start even during recovery.
     fn sndbuf_expand(&self) -> u32 {
         3

@@ -24,11 +24,14 @@ pub(crate) struct CachedController {
     /// `controller.window(i)` for the first `cached` path indices.
     windows: [u64; CACHED_PATHS],
     cached: usize,
+    /// [`Controller::answers_after_ack`], read once.
+    answers_after_ack: bool,
 }
 
 impl CachedController {
     pub(crate) fn new(controller: Box<dyn Controller>) -> Self {
-        CachedController { controller, windows: [0; CACHED_PATHS], cached: 0 }
+        let answers_after_ack = controller.answers_after_ack();
+        CachedController { controller, windows: [0; CACHED_PATHS], cached: 0, answers_after_ack }
     }
 
     /// Congestion window of `path`, in bytes: the controller's answer.
@@ -91,9 +94,27 @@ impl CachedController {
     }
 
     /// Only reports (see [`Controller::take_closed_path`]): the windows
-    /// stay as they are.
+    /// stay as they are. Asked of the controller only if it
+    /// [answers after an ACK](Controller::answers_after_ack) (builds with
+    /// debug assertions check the others' defaults).
     pub(crate) fn take_closed_path(&mut self) -> Option<usize> {
-        self.controller.take_closed_path()
+        if self.answers_after_ack {
+            self.controller.take_closed_path()
+        } else {
+            debug_assert_eq!(self.controller.take_closed_path(), None, "closes paths without answers_after_ack");
+            None
+        }
+    }
+
+    /// [`Controller::samples_app_limited`], asked only of a controller that
+    /// [answers after an ACK](Controller::answers_after_ack).
+    pub(crate) fn samples_app_limited(&self, path: usize) -> bool {
+        if self.answers_after_ack {
+            self.controller.samples_app_limited(path)
+        } else {
+            debug_assert!(!self.controller.samples_app_limited(path), "limits samples without answers_after_ack");
+            false
+        }
     }
 
     fn refresh(&mut self) {

@@ -157,6 +157,14 @@ pub trait Controller: std::fmt::Debug + Send {
     fn samples_app_limited(&self, _path: usize) -> bool {
         false
     }
+    /// Whether [`Controller::samples_app_limited`] or
+    /// [`Controller::take_closed_path`] can ever answer other than their
+    /// defaults. Asked once, when the connection is built: for the
+    /// algorithms that cannot, the connection skips both calls on every
+    /// acknowledgement (two virtual calls each).
+    fn answers_after_ack(&self) -> bool {
+        false
+    }
     /// The subflow `path` is blocking the connection's window (Raiciu et
     /// al.'s penalisation): cut its window. Linux halves cwnd (and, outside
     /// slow start, ssthresh) directly, bypassing the module, so this is not

@@ -197,6 +197,9 @@ impl Controller for MpBbr {
     fn samples_app_limited(&self, path: usize) -> bool {
         self.bbr.samples_app_limited(path)
     }
+    fn answers_after_ack(&self) -> bool {
+        true
+    }
     fn sndbuf_expand(&self) -> u32 {
         self.bbr.sndbuf_expand()
     }

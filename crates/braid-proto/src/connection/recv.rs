@@ -131,7 +131,7 @@ impl Connection {
                 prior_delivered: out.prior_delivered,
             };
             self.cc.on_ack(i, &sample, &self.path_views);
-            if self.cc.get().samples_app_limited(i) {
+            if self.cc.samples_app_limited(i) {
                 self.subflows[i].mark_app_limited();
             }
             if self.send_tuner.is_on() {
