@@ -12,6 +12,14 @@
 //! it is acknowledged; further losses in the episode do not reduce the window
 //! again (NewReno, RFC 6582). Lost data is retransmitted on the same subflow,
 //! as TCP subflows do, unless the connection has meanwhile acknowledged it.
+//!
+//! A retransmission timeout instead opens Linux's loss state
+//! (`TCP_CA_Loss`), which lasts until the subflow has re-sent what the
+//! timeout declared lost and every packet up to the last re-sending is
+//! resolved (Linux: until `snd_una` reaches `high_seq`, the `snd_nxt` of the
+//! timeout, which with SACK is the same point, since MPTCP v0.96 sends no
+//! new data on a subflow in this state). Meanwhile losses found do not open
+//! a recovery episode, and the window grows (slow start).
 
 use std::collections::VecDeque;
 
@@ -157,11 +165,13 @@ pub struct Subflow {
     packets_in_flight: u64,
     /// Lost data waiting to be re-sent here: (dsn, len).
     pub retransmit: VecDeque<(u64, u32)>,
-    /// Recovery lasts until a packet numbered at least this is acknowledged.
+    /// Fast recovery lasts until a packet numbered at least this is
+    /// acknowledged.
     recovery_end: Option<u64>,
-    /// The recovery episode began with a timeout (Linux's `TCP_CA_Loss`),
-    /// not with loss detection (`TCP_CA_Recovery`).
-    recovery_after_timeout: bool,
+    /// The loss state after a timeout (see [`Subflow::in_loss`]) lasts while
+    /// data waits to be re-sent here and until every packet numbered below
+    /// this is resolved.
+    loss_end: Option<u64>,
     pub rtt: RttEstimator,
     rto_deadline: Option<Instant>,
     rto_backoff: u32,
@@ -221,7 +231,7 @@ impl Subflow {
             packets_in_flight: 0,
             retransmit: VecDeque::new(),
             recovery_end: None,
-            recovery_after_timeout: false,
+            loss_end: None,
             rtt: RttEstimator::new(),
             rto_deadline: None,
             rto_backoff: 0,
@@ -285,15 +295,38 @@ impl Subflow {
     pub fn packets_in_flight(&self) -> u64 {
         self.packets_in_flight
     }
+    /// In fast recovery (Linux's `TCP_CA_Recovery`): its window cut is
+    /// made, windows do not grow, and a timeout now must not cut ssthresh
+    /// again (Linux's `tcp_enter_loss` while `high_seq` is not acknowledged).
     pub fn in_recovery(&self) -> bool {
         self.recovery_end.is_some()
     }
-    /// In a recovery episode that loss detection began (fast recovery, not a
-    /// timeout's): its window cut is made, and a timeout now must not cut
-    /// ssthresh again (Linux's `tcp_enter_loss` while `high_seq` is not
-    /// acknowledged).
-    pub fn in_fast_recovery(&self) -> bool {
-        self.recovery_end.is_some() && !self.recovery_after_timeout
+    /// In the loss state after a retransmission timeout (Linux's
+    /// `TCP_CA_Loss`): data the timeout declared lost (or lost again since)
+    /// waits here to be re-sent, or a re-sent packet is unresolved. Windows
+    /// grow, no loss cuts them again, and the schedulers give the subflow no
+    /// new data (MPTCP v0.96's `mptcp_is_temp_unavailable` with SACK). Data
+    /// the connection acknowledged meanwhile (carried by another subflow)
+    /// leaves the queue unsent, so the state cannot outlast what is owed.
+    pub fn in_loss(&self) -> bool {
+        self.loss_end.is_some_and(|end| self.base_pn < end || !self.retransmit.is_empty())
+    }
+    /// Forgets a loss state that is over, so that a later loss found by
+    /// acknowledgements opens fast recovery.
+    fn settle_loss(&mut self) {
+        if !self.in_loss() {
+            self.loss_end = None;
+        }
+    }
+    /// Takes the first `n` entries of the retransmission queue, which the
+    /// caller sends at once as one packet: in the loss state, that packet
+    /// (the next packet number) must be resolved before the state ends.
+    pub fn take_retransmission(&mut self, n: usize) {
+        if self.in_loss() {
+            self.loss_end = Some(self.next_pn + 1);
+        }
+        self.retransmit.drain(..n);
+        self.counters.retransmissions += 1;
     }
     /// The highest packet number acknowledged so far.
     pub fn largest_acked(&self) -> Option<u64> {
@@ -358,6 +391,7 @@ impl Subflow {
         rto: impl Fn(&Self) -> Duration,
     ) -> AckOutcome {
         let mut out = AckOutcome::default();
+        self.settle_loss();
         // The newest packet a timeout declared lost that this ACK shows
         // arrived: it gives the RTT sample if nothing newer does.
         let mut late: Option<Declared> = None;
@@ -401,6 +435,11 @@ impl Subflow {
         if self.recovery_end.is_some_and(|end| self.base_pn >= end) {
             self.recovery_end = None;
         }
+        if out.spurious_timeout {
+            // Linux's undo leaves the loss state (`tcp_try_undo_loss`).
+            self.loss_end = None;
+        }
+        self.settle_loss();
         // New data acknowledged, or a timeout shown spurious (whose late
         // acknowledgement covers only packets the timeout dropped from the
         // scoreboard): the timeout series ends, as Linux's undo ends it
@@ -562,9 +601,8 @@ impl Subflow {
                 if p.len > 0 {
                     self.retransmit.push_back((p.dsn, p.len));
                 }
-                if self.recovery_end.is_none_or(|end| pn >= end) {
+                if self.loss_end.is_none() && self.recovery_end.is_none_or(|end| pn >= end) {
                     self.recovery_end = Some(self.next_pn);
-                    self.recovery_after_timeout = false;
                     event = true;
                 }
             }
@@ -670,9 +708,10 @@ impl Subflow {
         self.packets_in_flight = 0;
         self.loss_scan_pn = self.next_pn;
         self.pop_resolved();
-        self.recovery_end = Some(self.next_pn);
-        self.recovery_after_timeout = true;
+        // Fast recovery gives way to the loss state.
+        self.recovery_end = None;
         if !lone_probe {
+            self.loss_end = Some(self.next_pn);
             self.state = match self.state {
                 Lifecycle::Joining => Lifecycle::JoinTimedOut,
                 Lifecycle::Established => Lifecycle::PotentiallyFailed,
@@ -1122,6 +1161,63 @@ mod tests {
     /// A packet sent after an episode began (from the next packet number
     /// at its start on) belongs to a new one: its loss is a new congestion
     /// event even while the old episode's packets are unresolved.
+    /// The head of the retransmission queue, re-sent at `t` ms.
+    fn resend(s: &mut Subflow, t: u64) -> u64 {
+        let (dsn, len) = s.retransmit[0];
+        s.take_retransmission(1);
+        s.on_sent(ms(t), dsn, len, RTO)
+    }
+
+    /// A timeout opens the loss state (Linux's `TCP_CA_Loss`): a re-sent
+    /// packet lost again is re-sent without a second cut, and the state lasts
+    /// until what the timeout declared lost is all re-sent and every
+    /// re-sending is resolved. A loss after it opens fast recovery.
+    #[test]
+    fn a_timeout_opens_the_loss_state_until_its_data_is_resent_and_acknowledged() {
+        let rto = |_: &Subflow| RTO;
+        let mut s = Subflow::new(1000, false);
+        s.on_established();
+        for k in 0..6 {
+            s.on_sent(ms(0), k * 1000, 1000, RTO);
+        }
+        s.on_rto(ms(1000), rto);
+        assert!(s.in_loss() && !s.in_recovery());
+        assert_eq!(resend(&mut s, 1000), 6);
+        // The receiver acknowledges the re-sent packet above the hole the
+        // timed-out ones left (their packet-number floor holds it there).
+        assert_eq!(s.on_ack(ms(1100), &ack(0, &[(6, 7)]), 3, rto).packets_acked, 1);
+        assert!(s.in_loss(), "five segments still to re-send");
+        for _ in 0..5 {
+            resend(&mut s, 1100);
+        }
+        assert!(s.retransmit.is_empty() && s.in_loss(), "all re-sent, none acknowledged yet");
+        // Packet 7 (stream byte 1000) is lost again, 8..=11 arrive.
+        let out = s.on_ack(ms(1200), &ack(7, &[(8, 12)]), 3, rto);
+        assert!(!out.congestion_event, "no second cut in the loss state");
+        assert_eq!(s.retransmit.iter().copied().collect::<Vec<_>>(), vec![(1000, 1000)]);
+        assert!(s.in_loss() && !s.in_recovery());
+        assert_eq!(resend(&mut s, 1200), 12);
+        s.on_ack(ms(1300), &ack(13, &[]), 3, rto);
+        assert!(!s.in_loss(), "everything re-sent is acknowledged");
+        for k in 6..10 {
+            s.on_sent(ms(1300), k * 1000, 1000, RTO);
+        }
+        assert!(s.on_ack(ms(1400), &ack(13, &[(14, 17)]), 3, rto).congestion_event, "packet 13: fast recovery");
+    }
+
+    /// The loss state cannot outlast what is owed: data the connection had
+    /// acknowledged through another subflow leaves the queue unsent, and
+    /// with nothing in flight the state is over (no acknowledgement would
+    /// come to end it).
+    #[test]
+    fn the_loss_state_ends_when_nothing_is_owed() {
+        let mut s = four_in_flight(0);
+        s.on_rto(ms(1000), |_| RTO);
+        assert!(s.in_loss());
+        s.retransmit.clear();
+        assert!(!s.in_loss());
+    }
+
     #[test]
     fn a_loss_sent_after_the_episode_began_starts_a_new_one() {
         let mut s = Subflow::new(1000, false);

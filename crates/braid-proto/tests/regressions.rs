@@ -545,3 +545,51 @@ fn lost_small_segments_merge_past_the_start_of_the_stream() {
         .collect();
     assert_eq!(again.first(), Some(&(1448, 1448)), "{again:?}");
 }
+
+/// After a timeout the subflow is in the loss state (Linux's `TCP_CA_Loss`;
+/// MPTCP v0.96 sends no new data on it then, `mptcp_is_temp_unavailable`):
+/// it re-sends what the timeout declared lost, and new data waits until
+/// every re-sent packet is acknowledged. Data sent from 100 to 130 ms is
+/// lost, so no acknowledgement returns and the timer fires.
+#[test]
+fn after_a_timeout_new_data_waits_for_the_resent_data_to_be_acknowledged() {
+    let (a, b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
+    let (mut high, mut resent, mut first_new, mut acks) = (0u64, Vec::new(), None, Vec::new());
+    run(
+        a,
+        b,
+        3_000_000,
+        ms(10_000),
+        |now, to_b, p| match &p.frame {
+            Frame::Data(d) if to_b && d.len > 0 => {
+                let end = d.dsn + u64::from(d.len);
+                if first_new.is_none() {
+                    if end <= high {
+                        resent.push(d.pn);
+                    } else if !resent.is_empty() {
+                        first_new = Some(now);
+                    }
+                }
+                high = high.max(end);
+                (ms(100)..ms(130)).contains(&now)
+            }
+            Frame::Ack(a) if !to_b => {
+                acks.push((now + Duration::from_millis(10), a.clone()));
+                false
+            }
+            _ => false,
+        },
+        |_, _| {},
+    )
+    .unwrap();
+    let new_at = first_new.expect("new data after the timeout");
+    assert!(resent.len() > 10, "the timeout declared a window lost: {resent:?}");
+    let acked_by = |pn: u64, t: Instant| {
+        acks.iter()
+            .any(|(at, a)| *at <= t && (a.cumulative > pn || a.sack_blocks().iter().any(|&(s, e)| s <= pn && pn < e)))
+    };
+    for pn in resent {
+        assert!(acked_by(pn, new_at), "packet {pn}, re-sent, unacknowledged when new data went at {new_at:?}");
+    }
+}

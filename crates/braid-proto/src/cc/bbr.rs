@@ -30,10 +30,10 @@
 //! delivered, and for one round it releases a packet per packet delivered
 //! (packet conservation); then it grows by what is acknowledged; when
 //! recovery ends the saved window comes back. A timeout sets the window to
-//! one segment and restarts the search for full bandwidth; the window grows
-//! back by what is acknowledged, or comes back at once if the timeout
-//! proves spurious. (Linux also restores the saved window when its loss
-//! state ends; Braid's subflow has no such state, see `set_cwnd`.)
+//! one segment and restarts the search for full bandwidth; through the
+//! subflow's loss state the window grows back by what is acknowledged, and
+//! the saved window comes back when that state ends, or at once if the
+//! timeout proves spurious.
 //!
 //! Deviations from Linux: no ack-aggregation allowance
 //! (`bbr_update_ack_aggregation`) and no long-term bandwidth mode for
@@ -49,6 +49,29 @@
 
 use super::{deactivate, install, AckSample, Controller, PathSlot, PathView};
 use crate::time::{Duration, Instant};
+
+/// The subflow's recovery state, as BBR tells them apart (Linux's
+/// `icsk_ca_state`, with Disorder and CWR as Open).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CaState {
+    Open,
+    /// Fast recovery.
+    Recovery,
+    /// The loss state after a timeout.
+    Loss,
+}
+
+impl CaState {
+    fn of(ack: &AckSample) -> Self {
+        if ack.in_recovery {
+            CaState::Recovery
+        } else if ack.in_loss {
+            CaState::Loss
+        } else {
+            CaState::Open
+        }
+    }
+}
 
 const STARTUP_GAIN: f64 = 2.885_390_081_777_926_8; // 2 / ln 2
 const DRAIN_GAIN: f64 = 1.0 / STARTUP_GAIN;
@@ -128,9 +151,9 @@ pub(super) struct BbrPath {
     /// The first round of fast recovery: the window releases what is
     /// acknowledged and no more (`packet_conservation`).
     packet_conservation: bool,
-    /// The subflow was in fast recovery at the last event: Linux's
-    /// `prev_ca_state >= TCP_CA_Recovery`.
-    prev_in_recovery: bool,
+    /// The subflow's recovery state at the last event (Linux's
+    /// `prev_ca_state`).
+    prev_ca_state: CaState,
     /// Delivery rates, bytes/s, over the last `BTLBW_ROUNDS` rounds.
     bw_filter: WindowedMax,
     pub(super) btl_bw: f64,
@@ -173,7 +196,7 @@ impl BbrPath {
             cwnd,
             prior_cwnd: cwnd,
             packet_conservation: false,
-            prev_in_recovery: false,
+            prev_ca_state: CaState::Open,
             bw_filter: WindowedMax::default(),
             btl_bw: 0.0,
             bw_divisor: 1.0,
@@ -414,7 +437,7 @@ impl BbrPath {
     /// Linux's `bbr_save_cwnd`: the window to restore after recovery or
     /// ProbeRTT; one already saved by either is kept if larger.
     fn save_cwnd(&mut self) {
-        self.prior_cwnd = if !self.prev_in_recovery && self.state != BbrState::ProbeRtt {
+        self.prior_cwnd = if self.prev_ca_state == CaState::Open && self.state != BbrState::ProbeRtt {
             self.cwnd
         } else {
             self.prior_cwnd.max(self.cwnd)
@@ -429,25 +452,20 @@ impl BbrPath {
     /// grows by what is acknowledged towards the model's target, and once
     /// the pipe is filled never beyond it.
     ///
-    /// After a timeout Linux grows the window from one segment through
-    /// `TCP_CA_Loss`, until everything outstanding at the timeout is
-    /// acknowledged, and then restores the saved window. Braid's subflow
-    /// leaves recovery at the first acknowledgement after a timeout (the
-    /// packets it declared lost leave the scoreboard at once), so a timeout
-    /// does not count as recovery here (`on_rto`): the window grows back by
-    /// what is acknowledged, as it does in the loss state, and is not
-    /// restored at the first acknowledgement.
-    fn set_cwnd(&mut self, acked: f64, in_flight: f64, in_recovery: bool) {
+    /// After a timeout the window grows from one segment through the loss
+    /// state, as it does outside recovery, and the saved window comes back
+    /// when the state ends (Linux: leaving `TCP_CA_Loss` for the open state).
+    fn set_cwnd(&mut self, acked: f64, in_flight: f64, state: CaState) {
         let mut cwnd = self.cwnd;
-        if in_recovery && !self.prev_in_recovery {
+        if state == CaState::Recovery && self.prev_ca_state != CaState::Recovery {
             self.packet_conservation = true;
             self.next_round_delivered = self.delivered;
             cwnd = in_flight + acked;
-        } else if self.prev_in_recovery && !in_recovery {
+        } else if self.prev_ca_state != CaState::Open && state == CaState::Open {
             cwnd = cwnd.max(self.prior_cwnd);
             self.packet_conservation = false;
         }
-        self.prev_in_recovery = in_recovery;
+        self.prev_ca_state = state;
         if self.packet_conservation {
             cwnd = cwnd.max(in_flight + acked);
         } else {
@@ -509,7 +527,7 @@ impl Controller for Bbr {
         }
         p.update_model(ack, ack.rtt);
         p.update_state(ack.now, in_flight, ack.prior_in_flight as f64, false);
-        p.set_cwnd(ack.bytes_acked as f64, in_flight, ack.in_recovery);
+        p.set_cwnd(ack.bytes_acked as f64, in_flight, CaState::of(ack));
         p.hold_startup_pacing();
     }
     /// Linux calls `bbr_ssthresh` (which saves the window) on entering fast
@@ -524,13 +542,14 @@ impl Controller for Bbr {
     /// The window to restore is saved by `bbr_ssthresh`, which Linux does
     /// not call in fast recovery: the one saved when recovery began stays.
     /// Entering the loss state (`bbr_set_state`) restarts the search for
-    /// full bandwidth; the window grows back ([`BbrPath::set_cwnd`]).
+    /// full bandwidth; the window grows back, and is restored when the
+    /// state ends ([`BbrPath::set_cwnd`]).
     fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView], in_recovery: bool) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };
         if !in_recovery {
             p.save_cwnd();
         }
-        (p.prev_in_recovery, p.packet_conservation) = (false, false);
+        (p.prev_ca_state, p.packet_conservation) = (CaState::Loss, false);
         p.cwnd = p.mss;
         p.full_bw = 0.0;
         p.full_bw_rounds = 0;
@@ -591,6 +610,7 @@ mod tests {
             rtt: Some(Duration::from_millis(rtt_ms)),
             prior_in_flight: 0,
             in_recovery: false,
+            in_loss: false,
             window_use: crate::cc::WindowUse::FULL,
             delivered,
             rate: Some(RateSample { delivery_rate: rate, prior_delivered: prior, is_app_limited: false }),
@@ -671,24 +691,24 @@ mod tests {
     }
 
     /// After a timeout the window is one segment and grows by what is
-    /// acknowledged (at least four segments), not restored at the first
-    /// acknowledgement; BBR has no slow-start threshold.
+    /// acknowledged (at least four segments) through the loss state, not
+    /// restored at the first acknowledgement; when the state ends the window
+    /// saved at the timeout comes back. BBR has no slow-start threshold.
     #[test]
-    fn a_timeout_restarts_from_one_segment() {
+    fn a_timeout_restarts_from_one_segment_until_the_loss_state_ends() {
         let mut b = Bbr::default();
         b.on_path_added(0, 1000, 10);
         let view = [PathView { active: true, ..Default::default() }];
         assert_eq!(b.ssthresh(0), u64::MAX);
         b.on_rto(Instant::ZERO, 0, &view, false);
         assert_eq!(b.window(0), 1000);
-        b.on_ack(0, &ack(40, 1000, 1000, 1_250_000.0, 0, 40), &view);
+        let in_loss = |ms, delivered, prior| AckSample { in_loss: true, ..ack(ms, 1000, delivered, 1.25e6, prior, 40) };
+        b.on_ack(0, &in_loss(40, 1000, 0), &view);
         assert_eq!(b.window(0), 4000, "one segment plus one acknowledged, at least the floor of four");
-        for k in 2..=7 {
-            b.on_ack(0, &ack(40 * k, 1000, 1000 * k, 1_250_000.0, 1000 * (k - 1), 40), &view);
-        }
-        assert_eq!(b.window(0), 10_000, "back at the window before the timeout");
-        b.on_ack(0, &ack(320, 1000, 8000, 1_250_000.0, 7000, 40), &view);
-        assert_eq!(b.window(0), 11_000, "then Startup grows it again");
+        b.on_ack(0, &in_loss(80, 2000, 1000), &view);
+        assert_eq!(b.window(0), 5000, "growing by what is acknowledged");
+        b.on_ack(0, &ack(120, 1000, 3000, 1.25e6, 2000, 40), &view);
+        assert_eq!(b.window(0), 11_000, "the state over: the 10 segments from before, then growing by one");
     }
 
     #[test]

@@ -77,6 +77,12 @@ pub struct AckSample {
     pub prior_in_flight: u64,
     /// True while the subflow is in fast recovery; windows do not grow then.
     pub in_recovery: bool,
+    /// True while the subflow is in the loss state after a retransmission
+    /// timeout (Linux's `TCP_CA_Loss`, see `Subflow::in_loss`): windows
+    /// grow from the timeout's one segment, as in Linux, where the module's
+    /// `cong_avoid` runs then; wVegas runs Reno instead, and BBR restores
+    /// its saved window when the state ends.
+    pub in_loss: bool,
     /// How much of its window the subflow used lately: loss-based
     /// controllers grow a window only while it is used
     /// ([`WindowUse::limits`], Linux's `tcp_is_cwnd_limited`).
@@ -259,6 +265,7 @@ pub(crate) fn test_ack(now: Instant, bytes: u64) -> AckSample {
         rtt: None,
         prior_in_flight: 0,
         in_recovery: false,
+        in_loss: false,
         window_use: WindowUse::FULL,
         delivered: 0,
         rate: None,
@@ -377,6 +384,7 @@ mod properties {
                                 rtt,
                                 prior_in_flight: rng.below(100_000),
                                 in_recovery: rng.below(5) == 0,
+                                in_loss: false,
                                 window_use: WindowUse {
                                     max_in_flight: rng.below(100_000),
                                     was_full: rng.below(4) != 0,

@@ -384,6 +384,7 @@ mod tests {
             rtt: Some(Duration::from_millis(40)),
             prior_in_flight: 0,
             in_recovery: false,
+            in_loss: false,
             window_use: crate::cc::WindowUse::FULL,
             delivered: 1000,
             // Path 0's bandwidth, so BtlBw's filter agrees with `with_bw`.

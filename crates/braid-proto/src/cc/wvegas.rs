@@ -39,6 +39,9 @@
 //! A restart after idleness (`Config::restart_after_idle`) restarts the
 //! window as for every loss-based controller; the kernel module also
 //! re-enables its round on `CA_EVENT_CWND_RESTART`, which Braid does not.
+//! In the loss state after a timeout the window grows as Reno's, as the
+//! kernel's disabled module does, and the return to the open state
+//! restarts the round (`wvegas_enable`).
 
 use super::window::{self, Window, Windowed};
 use super::{deactivate, install, AckSample, Controller, PathView};
@@ -200,8 +203,14 @@ impl Controller for WVegas {
             p.rtt_sum += r;
             p.base_rtt = p.base_rtt.min(r);
         }
-        if ack.in_recovery {
+        if ack.in_recovery || ack.in_loss {
+            // Out of the open state the module stands aside
+            // (`mptcp_wvegas_state`): no growth in fast recovery, Reno's in
+            // the loss state after a timeout (`tcp_reno_cong_avoid`).
             p.recovering = true;
+            if ack.in_loss && ack.window_use.limits(p.window.bytes(), p.window.ssthresh_bytes()) {
+                p.reno(ack.bytes_acked);
+            }
             return;
         }
         if std::mem::take(&mut p.recovering) {
@@ -402,6 +411,7 @@ mod tests {
             rtt: Some(Duration::from_millis(100)),
             prior_in_flight: 0,
             in_recovery: false,
+            in_loss: false,
             window_use: crate::cc::WindowUse::FULL,
             delivered,
             rate: None,
@@ -418,6 +428,34 @@ mod tests {
         // Round ends with 3 samples and no queueing (diff 0 < alpha): +1 segment.
         w.on_ack(0, &ack(5000, 1000), &view);
         assert_eq!(w.window(0), 11_100);
+    }
+
+    /// In the loss state after a timeout the module stands aside and Reno
+    /// grows the window (`mptcp_wvegas_state` disables it out of the open
+    /// state; `tcp_reno_cong_avoid`), even at a round end with samples
+    /// showing a queue; back in the open state a fresh round starts.
+    #[test]
+    fn the_loss_state_grows_as_reno_then_a_fresh_round_starts() {
+        let mut w = two_paths();
+        let view = |ms| PathView { srtt: Some(Duration::from_millis(ms)), active: true, ..Default::default() };
+        let views = [view(120), view(100)];
+        w.on_rto(Instant::ZERO, 0, &views, false);
+        assert_eq!((w.window(0), w.ssthresh(0)), (1000, 20_000), "one segment, half of 40");
+        // Grown to 8 segments in the loss state, two 200 ms samples in the round.
+        w.paths[0].window.cwnd = 8000.0;
+        (w.paths[0].rtt_samples, w.paths[0].rtt_sum) = (2, 0.400);
+        let mut ack = crate::cc::test_ack(Instant::ZERO, 1000);
+        (ack.rtt, ack.delivered, ack.prior_delivered, ack.in_loss) =
+            (Some(Duration::from_millis(200)), 1000, Some(0), true);
+        w.on_ack(0, &ack, &views);
+        // Three samples of 200 ms against a 100 ms base: a decision would
+        // end slow start (diff = 8 x 0.1 / 0.2 = 4 > gamma, 5 segments);
+        // Reno's slow start adds one.
+        assert_eq!(w.window(0), 9000);
+        (ack.delivered, ack.prior_delivered, ack.in_loss) = (2000, Some(1000), false);
+        w.on_ack(0, &ack, &views);
+        assert_eq!(w.paths[0].round_end, 2000, "a fresh round from here");
+        assert_eq!((w.paths[0].rtt_samples, w.alpha(0)), (0, Some(WVEGAS_MIN_ALPHA)));
     }
 
     /// wVegas with path 0 at 40 segments and path 1 at 10, both in

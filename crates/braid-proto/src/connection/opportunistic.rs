@@ -11,10 +11,12 @@ impl Connection {
     /// default scheduler would use now (lowest RTT with window space), if
     /// faster than another subflow holding that segment, halves the holder's
     /// window when `may_penalise` (unless the holder is recovering from a
-    /// loss; at most once per the fast subflow's RTT, and not in its first),
-    /// and sends the segment itself if it has not carried it and the
-    /// holder's window is at most 4 segments or its RTT more than 4 times
-    /// the fast one's.
+    /// loss or a timeout: Linux asks for `TCP_CA_Open`; at most once per the
+    /// fast subflow's RTT, and not in its first), and sends the segment
+    /// itself if it has not carried it and the holder's window is at most 4
+    /// segments or its RTT more than 4 times the fast one's. A subflow in
+    /// the loss state after a timeout is never the fast one: the scheduler
+    /// gives it nothing.
     pub(super) fn opportunistic_retransmission(&mut self, now: Instant, may_penalise: bool) -> Option<Packet> {
         let una = self.send.una();
         if una >= self.send.nxt() {
@@ -25,13 +27,16 @@ impl Connection {
         let srtt = |i: usize| self.subflows[i].rtt.srtt();
         let n = self.subflows.len();
         let fast = (0..n)
-            .filter(|&i| self.subflows[i].usable() && srtt(i).is_some() && self.window_space(i, len))
+            .filter(|&i| {
+                let s = &self.subflows[i];
+                s.usable() && !s.in_loss() && srtt(i).is_some() && self.window_space(i, len)
+            })
             .min_by_key(|&i| (srtt(i), i))?;
         let fast_rtt = srtt(fast)?;
         let due = now.saturating_since(self.subflows[fast].penalty_stamp) >= fast_rtt;
         let penalised = |c: &Connection, i: usize| {
             let s = &c.subflows[i];
-            may_penalise && due && !s.in_recovery() && s.rtt.srtt().is_some_and(|r| fast_rtt < r)
+            may_penalise && due && !s.in_recovery() && !s.in_loss() && s.rtt.srtt().is_some_and(|r| fast_rtt < r)
         };
         let overtaken = |c: &Connection, i: usize| {
             c.subflows[i]

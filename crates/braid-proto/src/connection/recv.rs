@@ -105,7 +105,7 @@ impl Connection {
         let was_failed = sf.potentially_failed();
         let prior_in_flight = sf.bytes_in_flight();
         let out = sf.on_ack(now, a, dupthresh, |s| subflow_rto(cfg, s));
-        let in_recovery = sf.in_recovery();
+        let (in_recovery, in_loss) = (sf.in_recovery(), sf.in_loss());
         let (largest, recovered) = (sf.largest_acked(), was_failed && !sf.potentially_failed());
         self.on_handshake_acked(i, largest);
         if recovered {
@@ -125,6 +125,7 @@ impl Connection {
                 rtt: out.rtt,
                 prior_in_flight,
                 in_recovery,
+                in_loss,
                 window_use: self.subflows[i].window_use(),
                 delivered: self.subflows[i].delivered(),
                 rate: out.rate,

@@ -17,8 +17,7 @@ impl Connection {
                 continue;
             }
             timed_out = true;
-            let (had_in_flight, first, in_recovery) =
-                (sf.bytes_in_flight() > 0, sf.first_timeout(), sf.in_fast_recovery());
+            let (had_in_flight, first, in_recovery) = (sf.bytes_in_flight() > 0, sf.first_timeout(), sf.in_recovery());
             let was_failed = sf.potentially_failed();
             let c = &self.config;
             if !self.subflows[i].on_rto(now, |s| subflow_rto(c, s)) {

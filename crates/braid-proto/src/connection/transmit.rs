@@ -167,8 +167,7 @@ impl Connection {
                 if !self.window_space(i, len) || self.paced(now, i) {
                     break;
                 }
-                self.subflows[i].retransmit.drain(..take);
-                self.subflows[i].counters.retransmissions += 1;
+                self.subflows[i].take_retransmission(take);
                 return Some(self.send_data(now, i, dsn, len));
             }
         }
@@ -238,7 +237,8 @@ impl Connection {
             self.buffer_stalled = false;
             (self.send.nxt(), len as u32, false)
         };
-        if !(0..self.subflows.len()).any(|i| self.subflows[i].is_established() && self.window_space(i, len)) {
+        let takes_new = |s: &crate::subflow::Subflow| s.is_established() && !s.in_loss();
+        if !(0..self.subflows.len()).any(|i| takes_new(&self.subflows[i]) && self.window_space(i, len)) {
             // No subflow could take it: every scheduler would wait. If none
             // is usable at all (every path gone, say removed since the last
             // packet or timer), the failure timer must be running.
@@ -262,6 +262,7 @@ impl Connection {
         // window as the scheduler saw it.
         let fits = |v: &SchedPath| {
             v.active
+                && !v.in_loss
                 && (v.bytes_in_flight == 0
                     || crate::sched::window_allows(v.cwnd, v.mss, v.bytes_in_flight, v.packets_in_flight, len))
         };
@@ -323,6 +324,7 @@ impl Connection {
                 mss: s.mss,
                 backup: s.backup,
                 potentially_failed: s.potentially_failed(),
+                in_loss: s.in_loss(),
                 active: s.is_established(),
                 paced,
                 delivery_rate: s.last_delivery_rate(),

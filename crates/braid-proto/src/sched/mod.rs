@@ -13,9 +13,6 @@
 //!   subflow, whose pacer then holds it. Only `bbr` and `mpbbr` pace, so
 //!   only their runs see the difference: data goes to a subflow free to
 //!   send now rather than waiting behind the fastest one's pacer.
-//! - After a retransmission timeout a subflow is usable again at the first
-//!   acknowledgement of new data; the kernel also keeps it out while it is in
-//!   `TCP_CA_Loss`, until everything sent before the timeout is acknowledged.
 //! - Data queued for reinjection may go back to a subflow that carried it;
 //!   the kernel prefers one that has not (`path_mask`). A subflow's own
 //!   timeout makes it unusable, so this shows only after a connection-level
@@ -69,6 +66,11 @@ pub struct SchedPath {
     pub backup: bool,
     /// After a retransmission timeout, until new data is acknowledged.
     pub potentially_failed: bool,
+    /// In the loss state after a timeout (`Subflow::in_loss`): it re-sends
+    /// what the timeout declared lost and takes no other data meanwhile, as
+    /// MPTCP v0.96's `mptcp_is_temp_unavailable` (with SACK): it counts as
+    /// having no window space.
+    pub in_loss: bool,
     /// False for closed subflows and for those still joining.
     pub active: bool,
     /// The pacer holds this subflow back until later.
@@ -78,10 +80,12 @@ pub struct SchedPath {
 }
 
 impl SchedPath {
-    /// Room for one more full segment under the congestion window, and the
-    /// pacer lets it go now.
+    /// Room for one more full segment under the congestion window, the
+    /// pacer lets it go now, and the subflow is not in the loss state.
     pub fn has_window_space(&self) -> bool {
-        !self.paced && window_allows(self.cwnd, self.mss, self.bytes_in_flight, self.packets_in_flight, self.mss)
+        !self.paced
+            && !self.in_loss
+            && window_allows(self.cwnd, self.mss, self.bytes_in_flight, self.packets_in_flight, self.mss)
     }
     /// Can carry data at all (open and not suspected dead).
     pub fn usable(&self) -> bool {
