@@ -39,8 +39,7 @@
 //! (`bbr_update_ack_aggregation`) and no long-term bandwidth mode for
 //! policers (`bbr_lt_bw_sampling`); newly lost packets are not deducted
 //! from the window on each ACK; in-flight counts have no departure-time
-//! adjustment (`bbr_packets_in_net_at_edt`); a round can end on an ACK
-//! without a valid rate sample; the RTprop stamp is refreshed on equal
+//! adjustment (`bbr_packets_in_net_at_edt`); the RTprop stamp is refreshed on equal
 //! samples (`<=`, as 5.4.0 and the draft). The draft and Linux start
 //! ProbeBW at a random phase; Braid's core has no RNG, so every subflow
 //! starts in the first cruise phase (index 2). The send quantum is 2
@@ -324,10 +323,17 @@ impl BbrPath {
         self.startup_pacing = self.startup_pacing.max(self.model_pacing_rate());
     }
 
+    /// Rounds: a round ends when a packet sent after the last round started
+    /// is acknowledged, and only on an acknowledgement with a valid rate
+    /// sample (`bbr_update_bw` returns before counting rounds when the
+    /// sample's interval is invalid, shorter than the minimum RTT).
+    fn starts_round(&self, ack: &AckSample) -> bool {
+        ack.rate.is_some() && ack.prior_delivered.is_some_and(|d| d >= self.next_round_delivered)
+    }
+
     fn update_model(&mut self, ack: &AckSample, rtt: Option<Duration>) {
-        // Rounds: a round ends when a packet sent after the last round
-        // started is acknowledged. Recovery's packet conservation lasts a round.
-        let round_start = ack.prior_delivered.is_some_and(|d| d >= self.next_round_delivered);
+        // Recovery's packet conservation lasts a round.
+        let round_start = self.starts_round(ack);
         if round_start {
             self.next_round_delivered = ack.delivered;
             self.round += 1;
@@ -519,10 +525,7 @@ impl Controller for Bbr {
     fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };
         let in_flight = paths.get(path).map_or(0.0, |v| v.bytes_in_flight as f64);
-        if p.state == BbrState::ProbeRtt
-            && p.probe_rtt_done.is_some()
-            && ack.prior_delivered.is_some_and(|d| d >= p.next_round_delivered)
-        {
+        if p.state == BbrState::ProbeRtt && p.probe_rtt_done.is_some() && p.starts_round(ack) {
             p.probe_rtt_round_done = true;
         }
         p.update_model(ack, ack.rtt);
@@ -802,6 +805,24 @@ mod tests {
         assert_eq!(b.state(0), Some(BbrState::Startup), "the timeout restarted the count");
         rounds(&mut b, 12, 1, false);
         assert_eq!(b.state(0), Some(BbrState::Drain), "three rounds after the first");
+    }
+
+    /// A round ends only on an acknowledgement with a valid rate sample
+    /// (`bbr_update_bw` returns first on an invalid one): an ACK past the
+    /// round's mark whose interval was too short to sample starts none, the
+    /// next valid one does.
+    #[test]
+    fn a_round_ends_only_on_a_valid_rate_sample() {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let view = [PathView { active: true, bytes_in_flight: 10_000, ..Default::default() }];
+        b.on_ack(0, &ack(40, 1000, 1000, 1e6, 0, 40), &view);
+        assert_eq!(b.paths[0].round, 1);
+        let no_sample = AckSample { rate: None, ..ack(80, 1000, 2000, 1e6, 1000, 40) };
+        b.on_ack(0, &no_sample, &view);
+        assert_eq!(b.paths[0].round, 1, "past the mark, but no valid sample");
+        b.on_ack(0, &ack(81, 1000, 3000, 1e6, 1000, 40), &view);
+        assert_eq!(b.paths[0].round, 2);
     }
 
     /// Until the pipe is filled the pacing rate only rises (the draft's
