@@ -142,8 +142,10 @@ impl Connection {
 
     /// A subflow's own retransmissions, oldest first. Small lost segments
     /// that follow each other go out together, up to one MSS, as Linux's
-    /// `tcp_retrans_try_collapse` merges them: a connection that sent tiny
-    /// segments does not recover them one tiny packet at a time.
+    /// `tcp_retrans_try_collapse` merges them for plain TCP: a connection
+    /// that sent tiny segments does not recover them one tiny packet at a
+    /// time. (Deviation: MPTCP v0.96 skips the merge on its subflows,
+    /// "currently not supported for MPTCP", so the kernel re-sends each.)
     pub(super) fn poll_retransmission(&mut self, now: Instant) -> Option<Packet> {
         let mss = u64::from(self.config.mss);
         for i in 0..self.subflows.len() {
