@@ -15,8 +15,9 @@
 //!   send now rather than waiting behind the fastest one's pacer.
 //! - Data queued for reinjection may go back to a subflow that carried it;
 //!   the kernel prefers one that has not (`path_mask`). A subflow's own
-//!   timeout makes it unusable, so this shows only after a connection-level
-//!   timeout or when a failed subflow recovers before its data is re-sent.
+//!   timeout keeps it out (unusable, then in the loss state until its own
+//!   re-sent data is acknowledged), so this shows only after a
+//!   connection-level timeout.
 
 mod blest;
 mod ecf;
