@@ -984,6 +984,102 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// The loss state under random scripts, with the schedulers' rule
+        /// (no new data while it lasts) and re-sending through
+        /// `take_retransmission`: losses, reordering, lost acknowledgements
+        /// and timeouts at random. While it lasts no acknowledgement opens
+        /// a recovery episode (no second cut); and once the network stops
+        /// losing, re-sending and acknowledging end it, with every byte
+        /// arrived.
+        #[test]
+        fn the_loss_state_ends_once_its_data_is_resent_and_acknowledged(script in proptest::collection::vec(0u32..1_000_000, 300)) {
+            use crate::ack_tracker::{AckPolicy, AckTracker};
+            let policy = AckPolicy { every: 1, max_delay: Duration::from_millis(40), quickacks: 0, idle: Duration::MAX };
+            let mut s = Subflow::new(1000, false);
+            s.on_established();
+            let mut rx = AckTracker::default();
+            let mut arrived = std::collections::BTreeSet::new();
+            let (mut to_rx, mut to_tx): (Vec<(u64, u64)>, Vec<AckFrame>) = (Vec::new(), Vec::new());
+            let (mut next_dsn, mut carried) = (0u64, Vec::new());
+            let mut send = |s: &mut Subflow, now: Instant, to_rx: &mut Vec<(u64, u64)>, deliver: bool| {
+                let (dsn, len) = match s.retransmit.front() {
+                    Some(&r) => {
+                        s.take_retransmission(1);
+                        r
+                    }
+                    None if s.in_loss() => return false,
+                    None => {
+                        next_dsn += 1000;
+                        (next_dsn - 1000, 1000)
+                    }
+                };
+                let floor = s.pn_floor();
+                let pn = s.on_sent(now, dsn, len, RTO);
+                carried.push((pn, dsn, len));
+                if deliver {
+                    to_rx.push((pn, floor));
+                }
+                true
+            };
+            for (t, &v) in script.iter().enumerate() {
+                let (now, pick) = (ms(t as u64 + 1), (v / 10) as usize);
+                match v % 10 {
+                    0 | 1 if s.bytes_in_flight() < 20_000 => {
+                        send(&mut s, now, &mut to_rx, pick % 4 != 0);
+                    }
+                    2 | 3 if !to_rx.is_empty() => {
+                        let (pn, floor) = to_rx.swap_remove(pick % to_rx.len());
+                        arrived.insert(pn);
+                        rx.on_packet(now, pn, floor, &policy);
+                    }
+                    4 | 5 if pick % 3 != 0 => {
+                        let (cumulative, sack, sack_len) = rx.take_ack();
+                        to_tx.push(AckFrame { cumulative, sack, sack_len, data_ack: 0, window_end: 0 });
+                    }
+                    6 | 7 if !to_tx.is_empty() => {
+                        let a = to_tx.swap_remove(pick % to_tx.len());
+                        let was_in_loss = s.in_loss();
+                        let out = s.on_ack(now, &a, 3, |_| RTO);
+                        proptest::prop_assert!(!(was_in_loss && out.congestion_event), "a second cut in the loss state");
+                    }
+                    8 | 9 if pick % 3 == 0 && !s.sent.is_empty() => {
+                        s.on_rto(now, |_| RTO);
+                    }
+                    _ => {}
+                }
+            }
+            // The network stops losing: everything sent arrives, in order,
+            // and every acknowledgement returns; a timeout when nothing moves.
+            let mut now = ms(script.len() as u64 + 1);
+            for (pn, floor) in std::mem::take(&mut to_rx) {
+                arrived.insert(pn);
+                rx.on_packet(now, pn, floor, &policy);
+            }
+            for _ in 0..200 {
+                if !s.in_loss() && s.retransmit.is_empty() && s.bytes_in_flight() == 0 {
+                    break;
+                }
+                now += Duration::from_millis(1);
+                while !s.retransmit.is_empty() && send(&mut s, now, &mut to_rx, true) {}
+                for (pn, floor) in std::mem::take(&mut to_rx) {
+                    arrived.insert(pn);
+                    rx.on_packet(now, pn, floor, &policy);
+                }
+                let (cumulative, sack, sack_len) = rx.take_ack();
+                let out = s.on_ack(now, &AckFrame { cumulative, sack, sack_len, data_ack: 0, window_end: 0 }, 3, |_| RTO);
+                if out.packets_acked == 0 && s.bytes_in_flight() > 0 {
+                    s.on_rto(now, |_| RTO);
+                }
+            }
+            proptest::prop_assert!(!s.in_loss(), "the loss state outlasted its data");
+            for dsn in (0..next_dsn).step_by(1000) {
+                let got = carried.iter().any(|&(pn, d, len)| d == dsn && len > 0 && arrived.contains(&pn));
+                proptest::prop_assert!(got || s.carries(dsn), "byte {} neither arrived nor held", dsn);
+            }
+        }
+    }
+
     /// `tcp_cwnd_validate` / `tcp_is_cwnd_limited` by hand: the largest
     /// flight of a window and whether the window was full then decide.
     #[test]
