@@ -912,79 +912,142 @@ mod tests {
         assert_eq!(s.retransmit.len(), 1, "the data was not shown to have arrived");
     }
 
+    /// A real receiver (`AckTracker`) behind channels that lose and reorder
+    /// packets and acknowledgements both ways, with the record of what was
+    /// sent, for the random scripts below.
+    struct Channel {
+        policy: crate::ack_tracker::AckPolicy,
+        rx: AckTracker,
+        arrived: std::collections::BTreeSet<u64>,
+        /// Packets on their way: (packet number, floor).
+        to_rx: Vec<(u64, u64)>,
+        acks: Vec<AckFrame>,
+        /// Every packet sent: (packet number, dsn, len).
+        carried: Vec<(u64, u64, u32)>,
+        next_dsn: u64,
+    }
+
+    impl Channel {
+        fn new(ack_every: u32) -> Self {
+            let policy = crate::ack_tracker::AckPolicy {
+                every: ack_every,
+                max_delay: Duration::from_millis(40),
+                quickacks: 0,
+                idle: Duration::MAX,
+            };
+            let (rx, arrived) = (AckTracker::default(), Default::default());
+            Channel { policy, rx, arrived, to_rx: Vec::new(), acks: Vec::new(), carried: Vec::new(), next_dsn: 0 }
+        }
+
+        /// The next 1000 bytes of new data.
+        fn new_data(&mut self) -> (u64, u32) {
+            self.next_dsn += 1000;
+            (self.next_dsn - 1000, 1000)
+        }
+
+        /// `s` sends `(dsn, len)` at `now`; the network loses it if `lost`.
+        fn send(&mut self, s: &mut Subflow, now: Instant, (dsn, len): (u64, u32), lost: bool) {
+            let floor = s.pn_floor();
+            let pn = s.on_sent(now, dsn, len, RTO);
+            self.carried.push((pn, dsn, len));
+            if !lost {
+                self.to_rx.push((pn, floor));
+            }
+        }
+
+        /// Packet `pick` (modulo those on their way) arrives.
+        fn deliver(&mut self, now: Instant, pick: usize) {
+            if !self.to_rx.is_empty() {
+                let (pn, floor) = self.to_rx.swap_remove(pick % self.to_rx.len());
+                self.arrived.insert(pn);
+                self.rx.on_packet(now, pn, floor, &self.policy);
+            }
+        }
+
+        fn deliver_all(&mut self, now: Instant) {
+            while !self.to_rx.is_empty() {
+                self.deliver(now, 0);
+            }
+        }
+
+        /// The receiver's acknowledgement of what it has.
+        fn ack_now(&mut self) -> AckFrame {
+            let (cumulative, sack, sack_len) = self.rx.take_ack();
+            AckFrame { cumulative, sack, sack_len, data_ack: 0, window_end: 0 }
+        }
+
+        /// The network's part of script step `v` (2 to 7 modulo 10): packet
+        /// `pick` arrives, the receiver acknowledges what it has (unless the
+        /// acknowledgement is lost), or acknowledgement `pick` returns, given
+        /// back for the sender to take.
+        fn network(&mut self, now: Instant, v: u32, pick: usize) -> Option<AckFrame> {
+            match v % 10 {
+                2 | 3 => self.deliver(now, pick),
+                4 | 5 if pick % 3 != 0 => {
+                    let a = self.ack_now();
+                    self.acks.push(a);
+                }
+                6 | 7 if !self.acks.is_empty() => return Some(self.acks.swap_remove(pick % self.acks.len())),
+                _ => {}
+            }
+            None
+        }
+
+        /// Every byte sent has arrived or is still held by `s`.
+        fn every_byte_arrived_or_held(&self, s: &Subflow) -> Result<(), proptest::test_runner::TestCaseError> {
+            for dsn in (0..self.next_dsn).step_by(1000) {
+                let got = self.carried.iter().any(|&(pn, d, len)| d == dsn && len > 0 && self.arrived.contains(&pn));
+                proptest::prop_assert!(got || s.carries(dsn), "byte {} neither arrived nor held", dsn);
+            }
+            Ok(())
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
-        /// A subflow and a real receiver (`AckTracker`) over channels that
-        /// lose and reorder packets and acknowledgements both ways, with
-        /// timeouts fired at random (second ones in a series, timeouts in
-        /// recovery, zero-length probes among the packets): whatever a
-        /// timeout's record takes as shown to have arrived did arrive (the
-        /// held floor never lets the receiver's cumulative point pass a
-        /// packet that did not), and every byte sent has either arrived or
-        /// is still held by the subflow.
+        /// A subflow and a real receiver over channels that lose and
+        /// reorder packets and acknowledgements both ways, with timeouts
+        /// fired at random (second ones in a series, timeouts in recovery,
+        /// zero-length probes among the packets): whatever a timeout's
+        /// record takes as shown to have arrived did arrive (the held floor
+        /// never lets the receiver's cumulative point pass a packet that
+        /// did not), and every byte sent has either arrived or is still
+        /// held by the subflow.
         #[test]
         fn what_a_timeout_takes_as_arrived_did_arrive(script in proptest::collection::vec(0u32..1_000_000, 300)) {
-            use crate::ack_tracker::{AckPolicy, AckTracker};
-            let policy = AckPolicy { every: 2, max_delay: Duration::from_millis(40), quickacks: 0, idle: Duration::MAX };
             let mut s = Subflow::new(1000, false);
             s.on_established();
-            let mut rx = AckTracker::default();
-            let mut arrived = std::collections::BTreeSet::new();
-            let (mut to_rx, mut to_tx): (Vec<(u64, u64)>, Vec<AckFrame>) = (Vec::new(), Vec::new());
-            let (mut next_dsn, mut carried) = (0u64, Vec::new());
+            let mut ch = Channel::new(2);
             for (t, &v) in script.iter().enumerate() {
                 let (now, pick) = (ms(t as u64 + 1), (v / 10) as usize);
                 match v % 10 {
                     0 | 1 if s.bytes_in_flight() < 20_000 => {
                         // A retransmission if one is queued, else new data,
                         // or a zero-length probe.
-                        let (dsn, len) = match s.retransmit.pop_front() {
+                        let segment = match s.retransmit.pop_front() {
                             Some(r) => r,
-                            None if pick % 10 == 0 => (next_dsn, 0),
-                            None => {
-                                next_dsn += 1000;
-                                (next_dsn - 1000, 1000)
-                            }
+                            None if pick % 10 == 0 => (ch.next_dsn, 0),
+                            None => ch.new_data(),
                         };
-                        let floor = s.pn_floor();
-                        let pn = s.on_sent(now, dsn, len, RTO);
-                        carried.push((pn, dsn, len));
-                        if pick % 4 != 0 {
-                            to_rx.push((pn, floor));
-                        }
-                    }
-                    2 | 3 if !to_rx.is_empty() => {
-                        let (pn, floor) = to_rx.swap_remove(pick % to_rx.len());
-                        arrived.insert(pn);
-                        rx.on_packet(now, pn, floor, &policy);
-                    }
-                    4 | 5 if pick % 3 != 0 => {
-                        let (cumulative, sack, sack_len) = rx.take_ack();
-                        to_tx.push(AckFrame { cumulative, sack, sack_len, data_ack: 0, window_end: 0 });
-                    }
-                    6 | 7 if !to_tx.is_empty() => {
-                        let a = to_tx.swap_remove(pick % to_tx.len());
-                        let lost: Vec<u64> = s.timed_out.as_ref().map_or(Vec::new(), |t| t.lost.iter().map(|d| d.pn).collect());
-                        s.on_ack(now, &a, 3, |_| RTO);
-                        let acked = |pn: u64| a.cumulative > pn || a.sack_blocks().iter().any(|&(x, y)| x <= pn && pn < y);
-                        for pn in lost.into_iter().filter(|&pn| acked(pn)) {
-                            proptest::prop_assert!(arrived.contains(&pn), "packet {} taken as arrived, never did ({:?})", pn, a);
-                        }
+                        ch.send(&mut s, now, segment, pick % 4 == 0);
                     }
                     8 | 9 if pick % 3 == 0 && !s.sent.is_empty() => {
                         s.on_rto(now, |_| RTO);
                     }
-                    _ => {}
+                    _ => {
+                        let Some(a) = ch.network(now, v, pick) else { continue };
+                        let lost: Vec<u64> = s.timed_out.as_ref().map_or(Vec::new(), |t| t.lost.iter().map(|d| d.pn).collect());
+                        s.on_ack(now, &a, 3, |_| RTO);
+                        let acked = |pn: u64| a.cumulative > pn || a.sack_blocks().iter().any(|&(x, y)| x <= pn && pn < y);
+                        for pn in lost.into_iter().filter(|&pn| acked(pn)) {
+                            proptest::prop_assert!(ch.arrived.contains(&pn), "packet {} taken as arrived, never did ({:?})", pn, a);
+                        }
+                    }
                 }
             }
-            for dsn in (0..next_dsn).step_by(1000) {
-                let got = carried.iter().any(|&(pn, d, len)| d == dsn && len > 0 && arrived.contains(&pn));
-                proptest::prop_assert!(got || s.carries(dsn), "byte {} neither arrived nor held", dsn);
-            }
+            ch.every_byte_arrived_or_held(&s)?;
         }
-    }
 
-    proptest::proptest! {
         /// The loss state under random scripts, with the schedulers' rule
         /// (no new data while it lasts) and re-sending through
         /// `take_retransmission`: losses, reordering, lost acknowledgements
@@ -994,89 +1057,59 @@ mod tests {
         /// arrived.
         #[test]
         fn the_loss_state_ends_once_its_data_is_resent_and_acknowledged(script in proptest::collection::vec(0u32..1_000_000, 300)) {
-            use crate::ack_tracker::{AckPolicy, AckTracker};
-            let policy = AckPolicy { every: 1, max_delay: Duration::from_millis(40), quickacks: 0, idle: Duration::MAX };
             let mut s = Subflow::new(1000, false);
             s.on_established();
-            let mut rx = AckTracker::default();
-            let mut arrived = std::collections::BTreeSet::new();
-            let (mut to_rx, mut to_tx): (Vec<(u64, u64)>, Vec<AckFrame>) = (Vec::new(), Vec::new());
-            let (mut next_dsn, mut carried) = (0u64, Vec::new());
-            let mut send = |s: &mut Subflow, now: Instant, to_rx: &mut Vec<(u64, u64)>, deliver: bool| {
-                let (dsn, len) = match s.retransmit.front() {
-                    Some(&r) => {
-                        s.take_retransmission(1);
-                        r
-                    }
-                    None if s.in_loss() => return false,
-                    None => {
-                        next_dsn += 1000;
-                        (next_dsn - 1000, 1000)
-                    }
-                };
-                let floor = s.pn_floor();
-                let pn = s.on_sent(now, dsn, len, RTO);
-                carried.push((pn, dsn, len));
-                if deliver {
-                    to_rx.push((pn, floor));
+            let mut ch = Channel::new(1);
+            // What goes out next: a re-sending if one is queued, new data
+            // unless in the loss state.
+            let next = |s: &mut Subflow, ch: &mut Channel| match s.retransmit.front() {
+                Some(&r) => {
+                    s.take_retransmission(1);
+                    Some(r)
                 }
-                true
+                None if s.in_loss() => None,
+                None => Some(ch.new_data()),
             };
             for (t, &v) in script.iter().enumerate() {
                 let (now, pick) = (ms(t as u64 + 1), (v / 10) as usize);
                 match v % 10 {
                     0 | 1 if s.bytes_in_flight() < 20_000 => {
-                        send(&mut s, now, &mut to_rx, pick % 4 != 0);
-                    }
-                    2 | 3 if !to_rx.is_empty() => {
-                        let (pn, floor) = to_rx.swap_remove(pick % to_rx.len());
-                        arrived.insert(pn);
-                        rx.on_packet(now, pn, floor, &policy);
-                    }
-                    4 | 5 if pick % 3 != 0 => {
-                        let (cumulative, sack, sack_len) = rx.take_ack();
-                        to_tx.push(AckFrame { cumulative, sack, sack_len, data_ack: 0, window_end: 0 });
-                    }
-                    6 | 7 if !to_tx.is_empty() => {
-                        let a = to_tx.swap_remove(pick % to_tx.len());
-                        let was_in_loss = s.in_loss();
-                        let out = s.on_ack(now, &a, 3, |_| RTO);
-                        proptest::prop_assert!(!(was_in_loss && out.congestion_event), "a second cut in the loss state");
+                        if let Some(segment) = next(&mut s, &mut ch) {
+                            ch.send(&mut s, now, segment, pick % 4 == 0);
+                        }
                     }
                     8 | 9 if pick % 3 == 0 && !s.sent.is_empty() => {
                         s.on_rto(now, |_| RTO);
                     }
-                    _ => {}
+                    _ => {
+                        let Some(a) = ch.network(now, v, pick) else { continue };
+                        let was_in_loss = s.in_loss();
+                        let out = s.on_ack(now, &a, 3, |_| RTO);
+                        proptest::prop_assert!(!(was_in_loss && out.congestion_event), "a second cut in the loss state");
+                    }
                 }
             }
-            // The network stops losing: everything sent arrives, in order,
-            // and every acknowledgement returns; a timeout when nothing moves.
+            // The network stops losing: everything sent arrives and every
+            // acknowledgement returns; a timeout when nothing moves.
             let mut now = ms(script.len() as u64 + 1);
-            for (pn, floor) in std::mem::take(&mut to_rx) {
-                arrived.insert(pn);
-                rx.on_packet(now, pn, floor, &policy);
-            }
             for _ in 0..200 {
                 if !s.in_loss() && s.retransmit.is_empty() && s.bytes_in_flight() == 0 {
                     break;
                 }
                 now += Duration::from_millis(1);
-                while !s.retransmit.is_empty() && send(&mut s, now, &mut to_rx, true) {}
-                for (pn, floor) in std::mem::take(&mut to_rx) {
-                    arrived.insert(pn);
-                    rx.on_packet(now, pn, floor, &policy);
+                while !s.retransmit.is_empty() {
+                    if let Some(segment) = next(&mut s, &mut ch) {
+                        ch.send(&mut s, now, segment, false);
+                    }
                 }
-                let (cumulative, sack, sack_len) = rx.take_ack();
-                let out = s.on_ack(now, &AckFrame { cumulative, sack, sack_len, data_ack: 0, window_end: 0 }, 3, |_| RTO);
-                if out.packets_acked == 0 && s.bytes_in_flight() > 0 {
+                ch.deliver_all(now);
+                let a = ch.ack_now();
+                if s.on_ack(now, &a, 3, |_| RTO).packets_acked == 0 && s.bytes_in_flight() > 0 {
                     s.on_rto(now, |_| RTO);
                 }
             }
             proptest::prop_assert!(!s.in_loss(), "the loss state outlasted its data");
-            for dsn in (0..next_dsn).step_by(1000) {
-                let got = carried.iter().any(|&(pn, d, len)| d == dsn && len > 0 && arrived.contains(&pn));
-                proptest::prop_assert!(got || s.carries(dsn), "byte {} neither arrived nor held", dsn);
-            }
+            ch.every_byte_arrived_or_held(&s)?;
         }
     }
 
