@@ -90,6 +90,8 @@ pub struct AckOutcome {
     pub rtt: Option<Duration>,
     /// A loss opened a new recovery episode (one window reduction).
     pub congestion_event: bool,
+    /// Data packets this ACK newly showed lost (Linux's `rs->losses`).
+    pub packets_lost: u64,
     pub rate: Option<RateSample>,
     /// The subflow's delivered count when the newest packet this ACK covers
     /// was sent: an ACK with this at or past a mark ends a round trip.
@@ -429,7 +431,7 @@ impl Subflow {
         if let Some(r) = out.rtt {
             self.rtt.on_sample(r);
         }
-        out.congestion_event = self.detect_losses(dupthresh);
+        self.detect_losses(dupthresh, &mut out);
         // RFC 6582: recovery ends once everything sent before it is resolved
         // (acknowledged or declared lost), not when a retransmission is acknowledged.
         if self.recovery_end.is_some_and(|end| self.base_pn >= end) {
@@ -585,11 +587,11 @@ impl Subflow {
     }
 
     /// Marks packets `dupthresh` or more below the largest acknowledged as
-    /// lost; returns true if that opens a new recovery episode.
-    fn detect_losses(&mut self, dupthresh: u64) -> bool {
-        let Some(largest) = self.largest_acked else { return false };
-        let Some(limit) = (largest + 1).checked_sub(dupthresh) else { return false };
-        let mut event = false;
+    /// lost, counting the data packets in `out`, and says there whether
+    /// that opens a new recovery episode.
+    fn detect_losses(&mut self, dupthresh: u64, out: &mut AckOutcome) {
+        let Some(largest) = self.largest_acked else { return };
+        let Some(limit) = (largest + 1).checked_sub(dupthresh) else { return };
         for pn in self.loss_scan_pn.max(self.base_pn)..limit {
             let i = (pn - self.base_pn) as usize;
             let p = &mut self.sent[i];
@@ -600,16 +602,16 @@ impl Subflow {
                 self.counters.packets_lost += 1;
                 if p.len > 0 {
                     self.retransmit.push_back((p.dsn, p.len));
+                    out.packets_lost += 1;
                 }
                 if self.loss_end.is_none() && self.recovery_end.is_none_or(|end| pn >= end) {
                     self.recovery_end = Some(self.next_pn);
-                    event = true;
+                    out.congestion_event = true;
                 }
             }
         }
         self.loss_scan_pn = self.loss_scan_pn.max(limit);
         self.pop_resolved();
-        event
     }
 
     /// Drops acknowledged or lost packets from the front of the scoreboard.

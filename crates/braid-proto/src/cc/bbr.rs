@@ -25,7 +25,8 @@
 //! subflow's samples application-limited (Linux's `tp->app_limited`), so
 //! ProbeRTT's low rates do not pull BtlBw down.
 //!
-//! Loss (`bbr_set_cwnd_to_recover_or_restore`): entering fast recovery the
+//! Loss (`bbr_set_cwnd_to_recover_or_restore`): every acknowledgement
+//! first takes the packets it showed lost off the window; entering fast recovery the
 //! window is saved and set to what is in flight plus what the ACK
 //! delivered, and for one round it releases a packet per packet delivered
 //! (packet conservation); then it grows by what is acknowledged; when
@@ -37,8 +38,7 @@
 //!
 //! Deviations from Linux: no ack-aggregation allowance
 //! (`bbr_update_ack_aggregation`) and no long-term bandwidth mode for
-//! policers (`bbr_lt_bw_sampling`); newly lost packets are not deducted
-//! from the window on each ACK; in-flight counts have no departure-time
+//! policers (`bbr_lt_bw_sampling`); in-flight counts have no departure-time
 //! adjustment (`bbr_packets_in_net_at_edt`); the RTprop stamp is refreshed on equal
 //! samples (`<=`, as 5.4.0 and the draft). The draft and Linux start
 //! ProbeBW at a random phase; Braid's core has no RNG, so every subflow
@@ -461,8 +461,11 @@ impl BbrPath {
     /// After a timeout the window grows from one segment through the loss
     /// state, as it does outside recovery, and the saved window comes back
     /// when the state ends (Linux: leaving `TCP_CA_Loss` for the open state).
-    fn set_cwnd(&mut self, acked: f64, in_flight: f64, state: CaState) {
-        let mut cwnd = self.cwnd;
+    fn set_cwnd(&mut self, acked: f64, in_flight: f64, state: CaState, lost: f64) {
+        // An ACK releases at most twice what it delivered: first the
+        // packets it showed lost come off the window (`rs->losses`), then
+        // it grows by what it acknowledged.
+        let mut cwnd = (self.cwnd - lost).max(self.mss);
         if state == CaState::Recovery && self.prev_ca_state != CaState::Recovery {
             self.packet_conservation = true;
             self.next_round_delivered = self.delivered;
@@ -530,7 +533,7 @@ impl Controller for Bbr {
         }
         p.update_model(ack, ack.rtt);
         p.update_state(ack.now, in_flight, ack.prior_in_flight as f64, false);
-        p.set_cwnd(ack.bytes_acked as f64, in_flight, CaState::of(ack));
+        p.set_cwnd(ack.bytes_acked as f64, in_flight, CaState::of(ack), ack.packets_lost as f64 * p.mss);
         p.hold_startup_pacing();
     }
     /// Linux calls `bbr_ssthresh` (which saves the window) on entering fast
@@ -612,6 +615,7 @@ mod tests {
             bytes_acked: acked,
             rtt: Some(Duration::from_millis(rtt_ms)),
             prior_in_flight: 0,
+            packets_lost: 0,
             in_recovery: false,
             in_loss: false,
             window_use: crate::cc::WindowUse::FULL,
@@ -805,6 +809,21 @@ mod tests {
         assert_eq!(b.state(0), Some(BbrState::Startup), "the timeout restarted the count");
         rounds(&mut b, 12, 1, false);
         assert_eq!(b.state(0), Some(BbrState::Drain), "three rounds after the first");
+    }
+
+    /// Each acknowledgement first takes the packets it showed lost off the
+    /// window (`rs->losses` in `bbr_set_cwnd_to_recover_or_restore`), then
+    /// grows it by what it acknowledged: by hand, the initial 10 segments,
+    /// three lost and one acknowledged make 8; none lost, 11.
+    #[test]
+    fn packets_shown_lost_come_off_the_window() {
+        for (lost, window) in [(3, 8_000), (0, 11_000)] {
+            let mut b = Bbr::default();
+            b.on_path_added(0, 1000, 10);
+            let view = [PathView { active: true, bytes_in_flight: 5_000, ..Default::default() }];
+            b.on_ack(0, &AckSample { packets_lost: lost, ..ack(40, 1000, 1000, 1e6, 0, 40) }, &view);
+            assert_eq!(b.window(0), window, "{lost} lost");
+        }
     }
 
     /// A round ends only on an acknowledgement with a valid rate sample

@@ -75,6 +75,8 @@ pub struct AckSample {
     pub rtt: Option<Duration>,
     /// Bytes in flight on the path before this ACK was processed.
     pub prior_in_flight: u64,
+    /// Data packets this ACK newly showed lost (Linux's `rs->losses`).
+    pub packets_lost: u64,
     /// True while the subflow is in fast recovery; windows do not grow then.
     pub in_recovery: bool,
     /// True while the subflow is in the loss state after a retransmission
@@ -264,6 +266,7 @@ pub(crate) fn test_ack(now: Instant, bytes: u64) -> AckSample {
         bytes_acked: bytes,
         rtt: None,
         prior_in_flight: 0,
+        packets_lost: 0,
         in_recovery: false,
         in_loss: false,
         window_use: WindowUse::FULL,
@@ -383,6 +386,7 @@ mod properties {
                                 bytes_acked: rng.below(4) * u64::from(MSS) / 2,
                                 rtt,
                                 prior_in_flight: rng.below(100_000),
+                                packets_lost: 0,
                                 in_recovery: rng.below(5) == 0,
                                 in_loss: false,
                                 window_use: WindowUse {

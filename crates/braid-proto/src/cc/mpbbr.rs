@@ -383,6 +383,7 @@ mod tests {
             bytes_acked: 1000,
             rtt: Some(Duration::from_millis(40)),
             prior_in_flight: 0,
+            packets_lost: 0,
             in_recovery: false,
             in_loss: false,
             window_use: crate::cc::WindowUse::FULL,

@@ -124,6 +124,7 @@ impl Connection {
                 bytes_acked: out.bytes_acked,
                 rtt: out.rtt,
                 prior_in_flight,
+                packets_lost: out.packets_lost,
                 in_recovery,
                 in_loss,
                 window_use: self.subflows[i].window_use(),
