@@ -14,8 +14,19 @@
 //! `W_max` (§4.8; Linux's `bictcp_state` resets CUBIC on `TCP_CA_Loss`), so
 //! the first epoch after it starts with K = 0 at the window it opens with.
 //!
-//! Choices: HyStart is off (Linux enables it by default; slow start here is
-//! plain RFC 5681 for every controller). RTT is the subflow's smoothed RTT.
+//! HyStart, as Linux 5.4's `tcp_cubic.c` (MPTCP v0.96's base) runs it by
+//! default: from 16 segments on, slow start ends (ssthresh = cwnd) when a
+//! train of ACKs no more than 2 ms apart has lasted half the minimum RTT
+//! since the round began, or when the smallest of a round's first 8 RTT
+//! samples exceeds the minimum RTT by an eighth of it, clamped to 4-16 ms
+//! (`hystart_update`). A round ends when an ACK covers data sent after it
+//! began (`bictcp_hystart_reset`, on `cong_avoid`, so only while the window
+//! is used); the minimum RTT and the detection start over at a timeout
+//! (`bictcp_reset`), and RTT samples within a second of a new epoch are
+//! ignored. Deviation: Linux's clock here is milliseconds and its delays
+//! eighths of one; Braid's are exact.
+//!
+//! Choices: RTT is the subflow's smoothed RTT.
 //! Windows are f64 segments rather than Linux's scaled integers. As in
 //! Linux (`bictcp_cong_avoid`), the window grows only while it is used
 //! (`WindowUse::limits`, `tcp_is_cwnd_limited`); RFC 2861's decay of
@@ -60,6 +71,62 @@ struct CubicPath {
     epoch: Option<Instant>,
     k: f64,
     w_est: f64,
+    hystart: HyStart,
+}
+
+/// HyStart's state (`struct bictcp`'s `found`, `round_start`, `last_ack`,
+/// `end_seq`, `curr_rtt`, `sample_cnt`, `delay_min`).
+#[derive(Clone, Copy, Debug, Default)]
+struct HyStart {
+    /// Slow start was ended by HyStart; no more checks until a timeout.
+    found: bool,
+    /// When the round began and when the ACK train's last ACK came (`None`
+    /// until the first ACK starts a round).
+    round_start: Option<Instant>,
+    last_ack: Instant,
+    /// The round ends on an ACK of data sent once `delivered` reached this.
+    round_end: u64,
+    /// Smallest of the round's first `HYSTART_MIN_SAMPLES` RTT samples.
+    curr_rtt: Option<Duration>,
+    samples: u32,
+    delay_min: Option<Duration>,
+}
+
+/// Windows below this many segments are left to slow start.
+const HYSTART_LOW_WINDOW: f64 = 16.0;
+/// ACKs at most this far apart belong to one train.
+const HYSTART_ACK_DELTA: Duration = Duration::from_millis(2);
+const HYSTART_MIN_SAMPLES: u32 = 8;
+const HYSTART_DELAY_MIN: Duration = Duration::from_millis(4);
+const HYSTART_DELAY_MAX: Duration = Duration::from_millis(16);
+
+impl HyStart {
+    /// `bictcp_hystart_reset`: a new round from this ACK on.
+    fn new_round(&mut self, now: Instant, delivered: u64) {
+        (self.round_start, self.last_ack, self.round_end) = (Some(now), now, delivered);
+        (self.curr_rtt, self.samples) = (None, 0);
+    }
+
+    /// `hystart_update` on an RTT sample in slow start: whether slow start
+    /// should end now.
+    fn slow_start_over(&mut self, now: Instant, rtt: Duration) -> bool {
+        let (Some(round_start), Some(delay_min)) = (self.round_start, self.delay_min) else { return false };
+        if self.found {
+            return false;
+        }
+        if now.saturating_since(self.last_ack) <= HYSTART_ACK_DELTA {
+            self.last_ack = now;
+            self.found |= now.saturating_since(round_start).as_nanos() > delay_min.as_nanos() / 2;
+        }
+        if self.samples < HYSTART_MIN_SAMPLES {
+            self.curr_rtt = Some(self.curr_rtt.map_or(rtt, |c| c.min(rtt)));
+            self.samples += 1;
+        } else {
+            let rise = Duration::from_nanos(delay_min.as_nanos() / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX);
+            self.found |= self.curr_rtt.is_some_and(|c| c.as_nanos() > delay_min.as_nanos() + rise.as_nanos());
+        }
+        self.found
+    }
 }
 
 impl CubicPath {
@@ -122,8 +189,15 @@ impl Controller for Cubic {
         "cubic"
     }
     fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
-        let fresh =
-            CubicPath { window: Window::new(mss, iw), w_max: 0.0, cwnd_prior: 0.0, epoch: None, k: 0.0, w_est: 0.0 };
+        let fresh = CubicPath {
+            window: Window::new(mss, iw),
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            epoch: None,
+            k: 0.0,
+            w_est: 0.0,
+            hystart: HyStart::default(),
+        };
         install(&mut self.paths, path, fresh);
     }
     fn on_path_removed(&mut self, path: usize) {
@@ -131,8 +205,22 @@ impl Controller for Cubic {
     }
     fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) else { return };
+        // `bictcp_acked`, on every acknowledgement with an RTT sample; then
+        // `bictcp_cong_avoid`, only outside recovery on a used window.
+        let fresh_epoch = p.epoch.is_some_and(|e| ack.now.saturating_since(e) < Duration::from_secs(1));
+        if let Some(rtt) = ack.rtt.filter(|_| !fresh_epoch) {
+            let checked = p.window.in_slow_start() && p.segments() >= HYSTART_LOW_WINDOW;
+            let h = &mut p.hystart;
+            h.delay_min = Some(h.delay_min.map_or(rtt, |m| m.min(rtt)));
+            if checked && h.slow_start_over(ack.now, rtt) {
+                p.window.ssthresh = p.window.cwnd;
+            }
+        }
         if ack.in_recovery || !ack.window_use.limits(p.window.bytes(), p.window.ssthresh_bytes()) {
             return;
+        }
+        if p.window.in_slow_start() && ack.prior_delivered.is_none_or(|d| d >= p.hystart.round_end) {
+            p.hystart.new_round(ack.now, ack.delivered);
         }
         let rest = p.window.slow_start(ack.bytes_acked);
         if rest > 0 {
@@ -156,6 +244,7 @@ impl Controller for Cubic {
             }
             p.w_max = 0.0;
             p.epoch = None;
+            p.hystart = HyStart { round_end: p.hystart.round_end, ..HyStart::default() };
             p.window.cwnd = p.window.mss;
         }
     }
@@ -344,5 +433,63 @@ mod tests {
         c.on_congestion_event(Instant::ZERO, 0, &[PathView::default()]);
         // 0.7 x 2 segments = 1400 B, below the floor of 2 segments.
         assert_eq!((c.window(0), c.ssthresh(0)), (2_000, 2_000));
+    }
+
+    /// A path of 20 segments in slow start and ACKs of 1000 bytes, each
+    /// `gap_ms` after the last from 100 ms on, with the RTTs given (ms):
+    /// the time (ms) of the ACK on which HyStart ended slow start, if one
+    /// did. The first ACK starts a round, which ends at ACK number `round`
+    /// (covering data sent after the round began), and the next again.
+    fn hystart_exit(gap_ms: u64, rtts: &[u64], round: usize) -> Option<u64> {
+        let mut c = Cubic::default();
+        c.on_path_added(0, 1000, 20);
+        let view = [PathView { active: true, ..Default::default() }];
+        let mut mark = 0;
+        for (i, &rtt) in rtts.iter().enumerate() {
+            let t = 100 + gap_ms * i as u64;
+            let delivered = 1000 * (i as u64 + 1);
+            // Data sent after the round's start is acknowledged from ACK
+            // `round` on, then every `round` ACKs.
+            if i % round == 0 {
+                mark = delivered;
+            }
+            let prior = if i % round == 0 { delivered } else { mark - 1 };
+            let ack = AckSample {
+                rtt: Some(Duration::from_millis(rtt)),
+                delivered,
+                prior_delivered: Some(prior),
+                ..at(t, 1000)
+            };
+            c.on_ack(0, &ack, &view);
+            if !c.paths[0].window.in_slow_start() {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// HyStart's ACK train by hand: a minimum RTT of 40 ms, ACKs 1 ms
+    /// apart from the round's start at 100 ms: the train is longer than
+    /// half the minimum RTT at 121 ms (not at 120). ACKs 3 ms apart make no
+    /// train; the RTT does not rise, so slow start goes on.
+    #[test]
+    fn hystart_ends_slow_start_on_a_long_ack_train() {
+        assert_eq!(hystart_exit(1, &[40; 40], 100), Some(121));
+        assert_eq!(hystart_exit(3, &[40; 40], 100), None);
+    }
+
+    /// HyStart's delay test by hand: minimum RTT 40 ms, so a round whose
+    /// first 8 samples stay above 40 + 40/8 = 45 ms ends slow start on its
+    /// 9th sample; at 44 ms it does not. (ACKs 5 ms apart: no train.)
+    #[test]
+    fn hystart_ends_slow_start_on_an_rtt_rise() {
+        let rising: Vec<u64> = (0..30).map(|i| if i < 10 { 40 } else { 46 }).collect();
+        // Rounds of 10 ACKs. ACK 10 ends the first and its sample counts in
+        // it (`bictcp_acked` runs before `bictcp_cong_avoid` starts the next
+        // round); ACKs 11-18 are the second round's first 8 samples, at 46
+        // ms, and ACK 19 (at 100 + 5 x 19 ms) finds the rise.
+        assert_eq!(hystart_exit(5, &rising, 10), Some(195));
+        let slight: Vec<u64> = (0..30).map(|i| if i < 10 { 40 } else { 44 }).collect();
+        assert_eq!(hystart_exit(5, &slight, 10), None);
     }
 }
