@@ -985,7 +985,7 @@ mod tests {
         fn network(&mut self, now: Instant, v: u32, pick: usize) -> Option<AckFrame> {
             match v % 10 {
                 2 | 3 => self.deliver(now, pick),
-                4 | 5 if pick % 3 != 0 => {
+                4 | 5 if !pick.is_multiple_of(3) => {
                     let a = self.ack_now();
                     self.acks.push(a);
                 }

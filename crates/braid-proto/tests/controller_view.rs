@@ -101,7 +101,7 @@ fn run(holds_back: bool, drop_every: u64) -> (Told, u64, u64) {
         |_, to_b, p| {
             let data = matches!(&p.frame, braid_proto::Frame::Data(d) if d.len > 0);
             sent += u64::from(to_b && data);
-            to_b && data && drop_every > 0 && sent % drop_every == 0
+            to_b && data && drop_every > 0 && sent.is_multiple_of(drop_every)
         },
     );
     let s = a.subflow_stats(0).unwrap();
