@@ -27,10 +27,7 @@ impl Connection {
         let srtt = |i: usize| self.subflows[i].rtt.srtt();
         let n = self.subflows.len();
         let fast = (0..n)
-            .filter(|&i| {
-                let s = &self.subflows[i];
-                s.usable() && !s.in_loss() && srtt(i).is_some() && self.window_space(i, len)
-            })
+            .filter(|&i| self.subflows[i].usable() && srtt(i).is_some() && self.takes_new_data(i, len))
             .min_by_key(|&i| (srtt(i), i))?;
         let fast_rtt = srtt(fast)?;
         let due = now.saturating_since(self.subflows[fast].penalty_stamp) >= fast_rtt;

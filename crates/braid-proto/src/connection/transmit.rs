@@ -121,6 +121,15 @@ impl Connection {
         Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame, control: control.map(Box::new) }
     }
 
+    /// Subflow `i` may take `len` bytes of new data or reinjected data now:
+    /// established, not in the loss state after a timeout (which re-sends
+    /// only its own data), and with room in its window.
+    #[inline]
+    pub(super) fn takes_new_data(&self, i: usize, len: u32) -> bool {
+        let s = &self.subflows[i];
+        s.is_established() && !s.in_loss() && self.window_space(i, len)
+    }
+
     pub(super) fn window_space(&self, i: usize, len: u32) -> bool {
         let sf = &self.subflows[i];
         sf.bytes_in_flight() == 0
@@ -239,8 +248,7 @@ impl Connection {
             self.buffer_stalled = false;
             (self.send.nxt(), len as u32, false)
         };
-        let takes_new = |s: &crate::subflow::Subflow| s.is_established() && !s.in_loss();
-        if !(0..self.subflows.len()).any(|i| takes_new(&self.subflows[i]) && self.window_space(i, len)) {
+        if !(0..self.subflows.len()).any(|i| self.takes_new_data(i, len)) {
             // No subflow could take it: every scheduler would wait. If none
             // is usable at all (every path gone, say removed since the last
             // packet or timer), the failure timer must be running.
