@@ -371,7 +371,7 @@ fn every_scheduler_routes_around_a_failed_path() {
                 r#"cc = "reno", scheduler = "{name}", size = "{size}", verify_payload = true, recv_buffer = "256KiB""#
             ),
         ));
-        let f = s.flows[0].clone();
+        let f = &s.flows[0];
         assert_eq!(f.corrupted_bytes, 0, "{name}");
         println!(
             "{name:<9} {size} in {:.2?} s, {} B on a, {} B on b",

@@ -26,11 +26,11 @@
 //! ProbeRTT's low rates do not pull BtlBw down.
 //!
 //! Loss (`bbr_set_cwnd_to_recover_or_restore`): every acknowledgement
-//! first takes the packets it showed lost off the window; entering fast recovery the
-//! window is saved and set to what is in flight plus what the ACK
-//! delivered, and for one round it releases a packet per packet delivered
-//! (packet conservation); then it grows by what is acknowledged; when
-//! recovery ends the saved window comes back. A timeout sets the window to
+//! first takes the packets it showed lost off the window. Entering fast
+//! recovery the window is saved and set to what is in flight plus what the
+//! ACK delivered, and for one round it releases a packet per packet
+//! delivered (packet conservation); then it grows by what is acknowledged;
+//! when recovery ends the saved window comes back. A timeout sets the window to
 //! one segment and restarts the search for full bandwidth; through the
 //! subflow's loss state the window grows back by what is acknowledged, and
 //! the saved window comes back when that state ends, or at once if the
@@ -38,9 +38,9 @@
 //!
 //! Deviations from Linux: no ack-aggregation allowance
 //! (`bbr_update_ack_aggregation`) and no long-term bandwidth mode for
-//! policers (`bbr_lt_bw_sampling`); in-flight counts have no departure-time
-//! adjustment (`bbr_packets_in_net_at_edt`); the RTprop stamp is refreshed on equal
-//! samples (`<=`, as 5.4.0 and the draft). The draft and Linux start
+//! policers (`bbr_lt_bw_sampling`); in-flight counts have no
+//! departure-time adjustment (`bbr_packets_in_net_at_edt`); the RTprop
+//! stamp is refreshed on equal samples (`<=`, as 5.4.0 and the draft). The draft and Linux start
 //! ProbeBW at a random phase; Braid's core has no RNG, so every subflow
 //! starts in the first cruise phase (index 2). The send quantum is 2
 //! segments (Linux's value above 1.2 Mbit/s) up to 64 KB at 1 ms of

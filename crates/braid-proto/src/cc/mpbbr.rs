@@ -41,8 +41,8 @@
 //! of queueing, on both checks that lead to division. Once divided, the
 //! original BtlBw test alone keeps or ends it (dividing drains the queue
 //! the test would look for). The queue must also exceed what the
-//! subflow alone keeps queued (see `standing_queue`). With competition on disjoint equal paths
-//! C-MPBBR still divides, as the original does.
+//! subflow alone keeps queued (see `standing_queue`). With competition on
+//! disjoint equal paths C-MPBBR still divides, as the original does.
 //!
 //! Other deviations: the checks run once per gain cycle, on entering phase
 //! 3 (the module re-runs them on every ACK during phase 3, so its "five
