@@ -435,19 +435,20 @@ mod tests {
         assert_eq!((c.window(0), c.ssthresh(0)), (2_000, 2_000));
     }
 
-    /// A path of 20 segments in slow start and ACKs of 1000 bytes, each
-    /// `gap_ms` after the last from 100 ms on, with the RTTs given (ms):
-    /// the time (ms) of the ACK on which HyStart ended slow start, if one
-    /// did. The first ACK starts a round, which ends at ACK number `round`
-    /// (covering data sent after the round began), and the next again.
-    fn hystart_exit(gap_ms: u64, rtts: &[u64], round: usize) -> Option<u64> {
+    /// A path of `segments` 1000-byte segments in slow start and ACKs of
+    /// `acked` bytes, each `gap_ms` after the last from 100 ms on, with the
+    /// RTTs given (ms): the time (ms) of the ACK on which HyStart ended slow
+    /// start, if one did. The first ACK starts a round, which ends at ACK
+    /// number `round` (covering data sent after the round began), and the
+    /// next again.
+    fn hystart_exit(segments: u32, acked: u64, gap_ms: u64, rtts: &[u64], round: usize) -> Option<u64> {
         let mut c = Cubic::default();
-        c.on_path_added(0, 1000, 20);
+        c.on_path_added(0, 1000, segments);
         let view = [PathView { active: true, ..Default::default() }];
         let mut mark = 0;
         for (i, &rtt) in rtts.iter().enumerate() {
             let t = 100 + gap_ms * i as u64;
-            let delivered = 1000 * (i as u64 + 1);
+            let delivered = acked * (i as u64 + 1);
             // Data sent after the round's start is acknowledged from ACK
             // `round` on, then every `round` ACKs.
             if i % round == 0 {
@@ -458,7 +459,7 @@ mod tests {
                 rtt: Some(Duration::from_millis(rtt)),
                 delivered,
                 prior_delivered: Some(prior),
-                ..at(t, 1000)
+                ..at(t, acked)
             };
             c.on_ack(0, &ack, &view);
             if !c.paths[0].window.in_slow_start() {
@@ -471,11 +472,14 @@ mod tests {
     /// HyStart's ACK train by hand: a minimum RTT of 40 ms, ACKs 1 ms
     /// apart from the round's start at 100 ms: the train is longer than
     /// half the minimum RTT at 121 ms (not at 120). ACKs 3 ms apart make no
-    /// train; the RTT does not rise, so slow start goes on.
+    /// train; the RTT does not rise, so slow start goes on. Nor does the
+    /// train end it below 16 segments (4 segments and ACKs of 100 bytes:
+    /// 8 segments after 40 ACKs).
     #[test]
     fn hystart_ends_slow_start_on_a_long_ack_train() {
-        assert_eq!(hystart_exit(1, &[40; 40], 100), Some(121));
-        assert_eq!(hystart_exit(3, &[40; 40], 100), None);
+        assert_eq!(hystart_exit(20, 1000, 1, &[40; 40], 100), Some(121));
+        assert_eq!(hystart_exit(20, 1000, 3, &[40; 40], 100), None);
+        assert_eq!(hystart_exit(4, 100, 1, &[40; 40], 100), None);
     }
 
     /// HyStart's delay test by hand: minimum RTT 40 ms, so a round whose
@@ -488,8 +492,30 @@ mod tests {
         // it (`bictcp_acked` runs before `bictcp_cong_avoid` starts the next
         // round); ACKs 11-18 are the second round's first 8 samples, at 46
         // ms, and ACK 19 (at 100 + 5 x 19 ms) finds the rise.
-        assert_eq!(hystart_exit(5, &rising, 10), Some(195));
+        assert_eq!(hystart_exit(20, 1000, 5, &rising, 10), Some(195));
         let slight: Vec<u64> = (0..30).map(|i| if i < 10 { 40 } else { 44 }).collect();
-        assert_eq!(hystart_exit(5, &slight, 10), None);
+        assert_eq!(hystart_exit(20, 1000, 5, &slight, 10), None);
+    }
+
+    /// HyStart's minimum RTT ignores samples within a second of a new
+    /// epoch (`bictcp_acked` after a reduction), and a timeout starts
+    /// HyStart over (`bictcp_reset`).
+    #[test]
+    fn hystart_ignores_a_fresh_epoch_and_starts_over_at_a_timeout() {
+        let (mut c, view) = after_loss_from_100_segments();
+        let rtt_ack = |ms: u64, rtt: u64| AckSample { rtt: Some(Duration::from_millis(rtt)), ..at(ms, 1000) };
+        // The first ACK after the cut samples (as in Linux, the module's
+        // `pkts_acked` runs before `cong_avoid` opens the epoch).
+        let ms = |v| Some(Duration::from_millis(v));
+        c.on_ack(0, &rtt_ack(1_000, 50), &view);
+        assert_eq!(c.paths[0].hystart.delay_min, ms(50));
+        c.on_ack(0, &rtt_ack(1_900, 30), &view);
+        assert_eq!(c.paths[0].hystart.delay_min, ms(50), "0.9 s into the epoch");
+        c.on_ack(0, &rtt_ack(2_100, 30), &view);
+        assert_eq!(c.paths[0].hystart.delay_min, ms(30));
+        c.paths[0].hystart.found = true;
+        c.on_rto(Instant::ZERO, 0, &view, false);
+        let h = c.paths[0].hystart;
+        assert!(!h.found && h.delay_min.is_none(), "{h:?}");
     }
 }
