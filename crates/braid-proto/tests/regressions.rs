@@ -546,25 +546,30 @@ fn lost_small_segments_merge_past_the_start_of_the_stream() {
     assert_eq!(again.first(), Some(&(1448, 1448)), "{again:?}");
 }
 
-/// After a timeout the subflow is in the loss state (Linux's `TCP_CA_Loss`;
-/// MPTCP v0.96 sends no new data on it then, `mptcp_is_temp_unavailable`):
-/// it re-sends what the timeout declared lost, and new data waits until
-/// every re-sent packet is acknowledged. Data sent from 100 to 130 ms is
-/// lost, so no acknowledgement returns and the timer fires.
-#[test]
-fn after_a_timeout_new_data_waits_for_the_resent_data_to_be_acknowledged() {
-    let (a, b) = common::pair(Config::default(), "reno", "minrtt", 1);
+/// A transfer over `paths` subflows (one way `delay_ms(subflow)`) in which
+/// subflow 0 loses all it sends from 100 to 130 ms, so no acknowledgement
+/// returns and its timer fires. Returns the packets subflow 0 re-sent after
+/// the timeout (data it had sent before), when it next sent new data, and
+/// its acknowledgements with the time each arrived.
+fn timeout_on_subflow_0(paths: usize, delay_ms: impl Fn(u8) -> u64) -> (Vec<u64>, Instant, Vec<(Instant, AckFrame)>) {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", paths);
+    common::open(&mut a, &mut b, Instant::ZERO);
     let ms = |x: u64| Instant::from_nanos(x * 1_000_000);
     let (mut high, mut resent, mut first_new, mut acks) = (0u64, Vec::new(), None, Vec::new());
-    run(
-        a,
-        b,
-        3_000_000,
-        ms(10_000),
+    common::drive_paths(
+        &mut a,
+        &mut b,
+        &delay_ms,
+        10_000,
+        |a, b| {
+            a.write_zeros(u64::MAX);
+            b.consume(u64::MAX);
+            b.stats().bytes_read >= 40_000_000
+        },
         |now, to_b, p| match &p.frame {
             Frame::Data(d) if to_b && d.len > 0 => {
                 let end = d.dsn + u64::from(d.len);
-                if first_new.is_none() {
+                if p.subflow.0 == 0 && first_new.is_none() {
                     if end <= high {
                         resent.push(d.pn);
                     } else if !resent.is_empty() {
@@ -572,24 +577,51 @@ fn after_a_timeout_new_data_waits_for_the_resent_data_to_be_acknowledged() {
                     }
                 }
                 high = high.max(end);
-                (ms(100)..ms(130)).contains(&now)
+                p.subflow.0 == 0 && (ms(100)..ms(130)).contains(&now)
             }
-            Frame::Ack(a) if !to_b => {
-                acks.push((now + Duration::from_millis(10), a.clone()));
+            Frame::Ack(a) if !to_b && p.subflow.0 == 0 => {
+                acks.push((now + Duration::from_millis(delay_ms(0)), a.clone()));
                 false
             }
             _ => false,
         },
-        |_, _| {},
     )
     .unwrap();
-    let new_at = first_new.expect("new data after the timeout");
-    assert!(resent.len() > 10, "the timeout declared a window lost: {resent:?}");
-    let acked_by = |pn: u64, t: Instant| {
-        acks.iter()
-            .any(|(at, a)| *at <= t && (a.cumulative > pn || a.sack_blocks().iter().any(|&(s, e)| s <= pn && pn < e)))
+    (resent, first_new.expect("new data on subflow 0 after the timeout"), acks)
+}
+
+/// Every packet in `resent` was acknowledged by an acknowledgement that
+/// arrived no later than `new_at`.
+fn resent_acknowledged_before(resent: &[u64], new_at: Instant, acks: &[(Instant, AckFrame)]) {
+    assert!(resent.len() > 10, "the timeout declared a window lost: {} re-sent", resent.len());
+    let acked_by = |pn: u64| {
+        acks.iter().any(|(at, a)| {
+            *at <= new_at && (a.cumulative > pn || a.sack_blocks().iter().any(|&(s, e)| s <= pn && pn < e))
+        })
     };
-    for pn in resent {
-        assert!(acked_by(pn, new_at), "packet {pn}, re-sent, unacknowledged when new data went at {new_at:?}");
+    for &pn in resent {
+        assert!(acked_by(pn), "packet {pn}, re-sent, unacknowledged when new data went at {new_at:?}");
     }
+}
+
+/// After a timeout the subflow is in the loss state (Linux's `TCP_CA_Loss`;
+/// MPTCP v0.96 sends no new data on it then, `mptcp_is_temp_unavailable`):
+/// it re-sends what the timeout declared lost, and new data waits until
+/// every re-sent packet is acknowledged (here the connection's check that
+/// some subflow could take new data).
+#[test]
+fn after_a_timeout_new_data_waits_for_the_resent_data_to_be_acknowledged() {
+    let (resent, new_at, acks) = timeout_on_subflow_0(1, |_| 10);
+    resent_acknowledged_before(&resent, new_at, &acks);
+}
+
+/// The same with two subflows, the one that times out the faster (10 ms
+/// each way against 200 ms): it re-sends its window long before the other
+/// could deliver it, and minRTT would pick it whenever it has room; no new
+/// data goes on it until its re-sent packets are acknowledged (the
+/// scheduler's view and the connection's check of the chosen subflow).
+#[test]
+fn a_recovering_subflow_gets_no_new_data_though_it_is_the_fastest() {
+    let (resent, new_at, acks) = timeout_on_subflow_0(2, |sf| if sf == 0 { 10 } else { 200 });
+    resent_acknowledged_before(&resent, new_at, &acks);
 }
