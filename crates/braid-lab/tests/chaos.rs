@@ -232,6 +232,9 @@ fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, limits: &Limits, compet
     if rng.gen_bool(0.5) {
         t += "early_joins = false\n";
     }
+    if rng.gen_bool(0.3) {
+        t += "rack_tlp = true\n";
+    }
     if rng.gen_bool(0.25) {
         // A constant-rate source at up to twice the slowest path's rate,
         // fast enough to write everything within 100 s.

@@ -363,3 +363,28 @@ fn restart_after_idle_slows_each_burst_of_a_bursty_writer() {
     }
     assert_eq!(delay("bbr", false), delay("bbr", true));
 }
+
+/// RACK-TLP (`rack_tlp`, Linux's loss detection on MPTCP v0.96's
+/// subflows): short transfers of 30 kB over a path losing 2% of packets
+/// often lose their last segments, which leave too few acknowledgements
+/// to count three. Counting packets, each such loss waits for the
+/// retransmission timer; with RACK-TLP a probe two round trips later finds
+/// it. Most timeouts go, and the flows complete sooner on the mean and at
+/// the 95th percentile (the median flow loses nothing).
+#[test]
+fn rack_tlp_replaces_most_timeouts_of_short_flows_on_a_lossy_path() {
+    let run = |cc: &str, rack_tlp: bool| {
+        let flow = format!("cc = \"{cc}\", size = \"30KB\", arrival_rate = 5, rack_tlp = {rack_tlp}");
+        let s = simulate(&common::hybrid("60s", &[r#"rate = "20Mbit", rtt = "40ms", loss = "2%""#], &flow), 1);
+        let rtos: u64 = s.flows.iter().flat_map(|f| &f.subflows).map(|sf| sf.rtos).sum();
+        let g = &s.groups[0];
+        println!("{cc}, rack_tlp {rack_tlp}: {rtos} timeouts, FCT mean {:?} p95 {:?} ms", g.fct_mean_ms, g.fct_p95_ms);
+        (rtos, g.fct_mean_ms.expect("flows completed"), g.fct_p95_ms.expect("flows completed"))
+    };
+    for cc in ["reno", "cubic", "olia"] {
+        let (counting, rack) = (run(cc, false), run(cc, true));
+        assert!(rack.0 * 2 < counting.0, "{cc}: {} timeouts with RACK-TLP, {} counting", rack.0, counting.0);
+        assert!(rack.1 < 0.95 * counting.1, "{cc}: mean FCT {:.1} ms against {:.1}", rack.1, counting.1);
+        assert!(rack.2 < counting.2, "{cc}: p95 FCT {:.1} ms against {:.1}", rack.2, counting.2);
+    }
+}

@@ -17,6 +17,7 @@ mod intervals;
 pub mod packet;
 pub mod path_manager;
 pub mod prefetch;
+mod rack;
 mod recv_buffer;
 mod rtt;
 pub mod sched;

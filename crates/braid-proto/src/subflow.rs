@@ -4,7 +4,9 @@
 //! Every transmission takes a fresh packet number (as in QUIC), so an
 //! acknowledgement always names exactly one transmission: RTT samples need
 //! no Karn rule, and a packet is lost once `dupthresh` packets sent after it
-//! are acknowledged (the packet-count form of RFC 6675's DupThresh). Bytes in
+//! are acknowledged (the packet-count form of RFC 6675's DupThresh), or,
+//! with RACK-TLP on (`Config::rack_tlp`, [`crate::rack`]), by time as
+//! Linux does, with a probe when acknowledgements stop. Bytes in
 //! flight ("pipe") exclude acknowledged and lost packets, so recovery sends
 //! exactly what the halved window allows without window inflation.
 //!
@@ -28,6 +30,7 @@ use crate::cc::WindowUse;
 use crate::connection::JoinState;
 use crate::packet::{AckFrame, Control};
 use crate::prefetch::prefetch;
+use crate::rack::{self, RackTlp};
 use crate::rtt::RttEstimator;
 use crate::time::{Duration, Instant};
 
@@ -158,6 +161,9 @@ pub struct Subflow {
     /// Packet number of `sent[0]`.
     base_pn: u64,
     sent: VecDeque<Sent>,
+    /// RACK-TLP loss detection and probes (`Config::rack_tlp`), boxed as
+    /// most subflows count packets instead.
+    rack: Option<Box<RackTlp>>,
     /// Lowest packet number loss detection has not yet passed.
     loss_scan_pn: u64,
     largest_acked: Option<u64>,
@@ -227,6 +233,7 @@ impl Subflow {
             next_pn: 0,
             base_pn: 0,
             sent: VecDeque::new(),
+            rack: None,
             loss_scan_pn: 0,
             largest_acked: None,
             bytes_in_flight: 0,
@@ -252,6 +259,101 @@ impl Subflow {
             last_delivery_rate: 0.0,
             window_use: WindowUse::default(),
             window_use_until: 0,
+        }
+    }
+
+    /// Detects losses with RACK and probes tail losses (TLP) instead of
+    /// counting packets: see [`crate::rack`].
+    pub fn enable_rack_tlp(&mut self) {
+        self.rack = Some(Box::default());
+    }
+
+    /// Linux's `tcp_schedule_loss_probe`: in the Open state (nothing
+    /// selectively acknowledged, lost or waiting to be re-sent, no probe
+    /// out) with data in flight, the probe timer runs, never past the
+    /// retransmission timer; otherwise it stops.
+    #[inline(never)]
+    fn arm_loss_probe(&mut self, now: Instant) {
+        let open = self.bytes_in_flight > 0
+            && self.largest_acked.is_none_or(|l| l < self.base_pn)
+            && self.retransmit.is_empty()
+            && self.recovery_end.is_none()
+            && !self.in_loss();
+        let timeout = rack::probe_timeout(self.rtt.srtt(), self.packets_in_flight == 1);
+        let rto = self.rto_deadline;
+        let Some(r) = self.rack.as_deref_mut() else { return };
+        r.probe_deadline = match rto {
+            Some(rto) if open && r.outstanding.is_none() => Some((now + timeout).min(rto)),
+            _ => None,
+        };
+    }
+
+    /// When the reordering or probe timer of RACK-TLP is due.
+    pub fn loss_timer(&self) -> Option<Instant> {
+        self.rack.as_deref().and_then(RackTlp::deadline)
+    }
+
+    /// Runs the RACK-TLP timers due at `now`. The reordering timer looks
+    /// for losses again (one found may open recovery: the outcome says so).
+    /// The probe timer makes a probe of the last packet in flight due, and
+    /// the retransmission timer restarts from now (`rto`).
+    pub fn on_loss_timer(&mut self, now: Instant, dupthresh: u64, rto: Duration) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        if self.rack.as_deref().and_then(|r| r.reorder_deadline).is_some_and(|t| t <= now) {
+            self.detect_losses_rack(now, dupthresh, &mut out);
+        }
+        let Some(r) = self.rack.as_deref_mut() else { return out };
+        if r.probe_deadline.is_some_and(|t| t <= now) {
+            r.probe_deadline = None;
+            let last = self.sent.iter().rev().position(|p| p.state == State::InFlight && p.len > 0);
+            if let (None, Some(k)) = (r.outstanding, last) {
+                r.due = Some(self.next_pn - 1 - k as u64);
+                self.rto_deadline = Some(now + rto);
+            }
+        }
+        out
+    }
+
+    /// A probe is due (until [`Subflow::on_loss_probe_sent`]).
+    pub fn loss_probe_pending(&self) -> bool {
+        self.rack.as_deref().is_some_and(|r| r.due.is_some())
+    }
+
+    /// The data a due probe copies, (dsn, len), while its packet is in
+    /// flight.
+    pub fn loss_probe(&self) -> Option<(u64, u32)> {
+        let pn = self.rack.as_deref()?.due?;
+        let p = self.sent.get(pn.checked_sub(self.base_pn)? as usize)?;
+        (p.state == State::InFlight).then_some((p.dsn, p.len))
+    }
+
+    /// The packet a due probe was to copy is no longer in flight: no probe.
+    pub fn cancel_loss_probe(&mut self) {
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.due = None;
+        }
+    }
+
+    /// The due probe went out as the last packet sent (a copy of the packet
+    /// it was due for, or a bare probe if the connection had that data
+    /// acknowledged already): it is outstanding, and the retransmission
+    /// timer restarts (`rto` from now).
+    pub fn on_loss_probe_sent(&mut self, now: Instant, rto: Duration) {
+        let probe = self.next_pn - 1;
+        if let Some(r) = self.rack.as_deref_mut() {
+            if let Some(original) = r.due.take() {
+                r.outstanding = Some((probe, original));
+            }
+            r.probe_deadline = None;
+        }
+        self.rto_deadline = Some(now + rto);
+    }
+
+    /// Stops RACK-TLP's timers and forgets its probe (a timeout or a close
+    /// ends them).
+    fn stop_loss_timers(&mut self) {
+        if let Some(r) = self.rack.as_deref_mut() {
+            (r.reorder_deadline, r.probe_deadline, r.due, r.outstanding) = (None, None, None, None);
         }
     }
 
@@ -381,6 +483,9 @@ impl Subflow {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + rto);
         }
+        if len > 0 && self.rack.is_some() {
+            self.arm_loss_probe(now);
+        }
         pn
     }
 
@@ -404,6 +509,7 @@ impl Subflow {
         // the scoreboard drops it: it gives the RTT and rate samples.
         let mut newest: Option<(u64, Sent)> = None;
         let cum = ack.cumulative.min(self.next_pn);
+        let reordered = self.rack.is_some() && self.shows_reordering(ack, cum);
         for pn in self.base_pn..cum {
             self.mark_acked(pn, &mut out, &mut newest);
         }
@@ -411,6 +517,9 @@ impl Subflow {
             for pn in s.max(cum).max(self.base_pn)..e.min(self.next_pn) {
                 self.mark_acked(pn, &mut out, &mut newest);
             }
+        }
+        if self.rack.is_some() {
+            self.on_acked_rack(now, newest.map(|(pn, p)| (pn, p.time)), reordered, &mut out);
         }
         self.pop_resolved();
         // Packet numbers are never re-used, so any newly acknowledged one
@@ -431,7 +540,11 @@ impl Subflow {
         if let Some(r) = out.rtt {
             self.rtt.on_sample(r);
         }
-        self.detect_losses(dupthresh, &mut out);
+        if self.rack.is_some() {
+            self.detect_losses_rack(now, dupthresh, &mut out);
+        } else {
+            self.detect_losses(dupthresh, &mut out);
+        }
         // RFC 6582: recovery ends once everything sent before it is resolved
         // (acknowledged or declared lost), not when a retransmission is acknowledged.
         if self.recovery_end.is_some_and(|end| self.base_pn >= end) {
@@ -458,6 +571,9 @@ impl Subflow {
             // starts at its oldest packet in flight (`pop_resolved`), so it
             // is empty exactly when nothing is.
             self.rto_deadline = (!self.sent.is_empty()).then(|| now + rto(self));
+            if self.rack.is_some() {
+                self.arm_loss_probe(now);
+            }
         }
         // Parked data waits for acknowledgements of what is in flight; with
         // nothing in flight, none will come.
@@ -593,25 +709,132 @@ impl Subflow {
         let Some(largest) = self.largest_acked else { return };
         let Some(limit) = (largest + 1).checked_sub(dupthresh) else { return };
         for pn in self.loss_scan_pn.max(self.base_pn)..limit {
-            let i = (pn - self.base_pn) as usize;
-            let p = &mut self.sent[i];
-            if p.state == State::InFlight {
-                p.state = State::Lost;
-                self.bytes_in_flight -= u64::from(p.len);
-                self.packets_in_flight -= u64::from(p.len > 0);
-                self.counters.packets_lost += 1;
-                if p.len > 0 {
-                    self.retransmit.push_back((p.dsn, p.len));
-                    out.packets_lost += 1;
-                }
-                if self.loss_end.is_none() && self.recovery_end.is_none_or(|end| pn >= end) {
-                    self.recovery_end = Some(self.next_pn);
-                    out.congestion_event = true;
-                }
+            if self.sent[(pn - self.base_pn) as usize].state == State::InFlight {
+                self.declare_lost(pn, out);
             }
         }
         self.loss_scan_pn = self.loss_scan_pn.max(limit);
         self.pop_resolved();
+    }
+
+    /// RACK (see [`crate::rack`]): a packet sent before the latest one
+    /// delivered is lost once that one's RTT plus the reordering window has
+    /// passed since it was sent; the reordering timer waits for the last of
+    /// the others.
+    fn detect_losses_rack(&mut self, now: Instant, dupthresh: u64, out: &mut AckOutcome) {
+        let Some(r) = self.rack.as_deref() else { return };
+        let Some(latest) = r.latest else { return };
+        let recovering = self.recovery_end.is_some() || self.in_loss();
+        let (min_rtt, srtt) = (self.rtt.min_rtt(), self.rtt.srtt());
+        let sacked = self.sacked_up_to(dupthresh, latest.pn);
+        let window = rack::reorder_window(r.reordering_seen, recovering, sacked, dupthresh, min_rtt, srtt);
+        let mut wait: Option<Instant> = None;
+        for pn in self.base_pn..latest.pn {
+            let p = &self.sent[(pn - self.base_pn) as usize];
+            if p.state != State::InFlight {
+                continue;
+            }
+            let due = p.time + latest.rtt + window;
+            if due <= now {
+                self.declare_lost(pn, out);
+            } else {
+                wait = Some(wait.map_or(due, |w| w.max(due)));
+            }
+        }
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.reorder_deadline = wait.map(|w| w + rack::TIMEOUT_MIN);
+        }
+        self.pop_resolved();
+    }
+
+    /// Packet `pn`, in flight, is lost: its data waits to be re-sent here,
+    /// and a loss of a packet sent since the current recovery episode began
+    /// opens a new one (not in the loss state after a timeout). Linux's new
+    /// episode forgets an outstanding tail loss probe (`tlp_high_seq`).
+    fn declare_lost(&mut self, pn: u64, out: &mut AckOutcome) {
+        let p = &mut self.sent[(pn - self.base_pn) as usize];
+        p.state = State::Lost;
+        self.bytes_in_flight -= u64::from(p.len);
+        self.packets_in_flight -= u64::from(p.len > 0);
+        self.counters.packets_lost += 1;
+        if p.len > 0 {
+            self.retransmit.push_back((p.dsn, p.len));
+            out.packets_lost += 1;
+        }
+        if self.loss_end.is_none() && self.recovery_end.is_none_or(|end| pn >= end) {
+            self.recovery_end = Some(self.next_pn);
+            out.congestion_event = true;
+            if let Some(r) = self.rack.as_deref_mut() {
+                r.outstanding = None;
+            }
+        }
+    }
+
+    /// RACK-TLP's part of an acknowledgement, before the scoreboard drops
+    /// what it resolved: whether it showed reordering, the latest packet
+    /// delivered (number, send time), and the probe's answer.
+    #[inline(never)]
+    fn on_acked_rack(&mut self, now: Instant, newest: Option<(u64, Instant)>, reordered: bool, out: &mut AckOutcome) {
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.reordering_seen |= reordered;
+            if let Some((pn, sent)) = newest {
+                r.advance(pn, sent, now);
+            }
+        }
+        self.settle_loss_probe(out);
+    }
+
+    /// TLP's answer (see [`crate::rack`]): once the probe or the packet it
+    /// copies is acknowledged, the other leaves the flight uncounted. The
+    /// copy alone: the probe repaired a tail loss, which cuts the window
+    /// once (Linux's `TCP_CA_CWR`, no recovery episode) unless a cut is
+    /// under way.
+    fn settle_loss_probe(&mut self, out: &mut AckOutcome) {
+        let Some((probe, original)) = self.rack.as_deref().and_then(|r| r.outstanding) else { return };
+        let acked = |pn: u64| self.state_of(pn) == Some(State::Acked);
+        let (probe_acked, original_acked) = (acked(probe), acked(original));
+        if !probe_acked && !original_acked {
+            return;
+        }
+        self.resolve_copy(if original_acked { probe } else { original });
+        if !original_acked && self.recovery_end.is_none() && !self.in_loss() {
+            out.congestion_event = true;
+        }
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.outstanding = None;
+        }
+    }
+
+    /// Whether `ack` (cumulative to `cum`) covers a packet still in flight
+    /// below the largest acknowledged so far: the path reorders.
+    fn shows_reordering(&self, ack: &AckFrame, cum: u64) -> bool {
+        let Some(largest) = self.largest_acked else { return false };
+        let in_flight = |pn: u64| self.state_of(pn) == Some(State::InFlight);
+        let covers_one = |s: u64, e: u64| (s.max(self.base_pn)..e.min(largest)).any(in_flight);
+        covers_one(self.base_pn, cum) || ack.sack_blocks().iter().any(|&(s, e)| covers_one(s, e))
+    }
+
+    /// Selectively acknowledged packets (acknowledged above one in flight),
+    /// counted up to `limit`: none lies beyond the latest delivered, `last`.
+    fn sacked_up_to(&self, limit: u64, last: u64) -> u64 {
+        let board = self.sent.iter().take((last + 1).saturating_sub(self.base_pn) as usize);
+        board.filter(|p| p.state == State::Acked).take(limit as usize).count() as u64
+    }
+
+    fn state_of(&self, pn: u64) -> Option<State> {
+        let p = self.sent.get(pn.checked_sub(self.base_pn)? as usize)?;
+        Some(p.state)
+    }
+
+    /// Packet `pn`, if in flight, leaves the flight as acknowledged without
+    /// counting as delivered: its copy was.
+    fn resolve_copy(&mut self, pn: u64) {
+        let Some(p) = pn.checked_sub(self.base_pn).and_then(|i| self.sent.get_mut(i as usize)) else { return };
+        if p.state == State::InFlight {
+            p.state = State::Acked;
+            self.bytes_in_flight -= u64::from(p.len);
+            self.packets_in_flight -= u64::from(p.len > 0);
+        }
     }
 
     /// Drops acknowledged or lost packets from the front of the scoreboard.
@@ -712,6 +935,7 @@ impl Subflow {
         self.pop_resolved();
         // Fast recovery gives way to the loss state.
         self.recovery_end = None;
+        self.stop_loss_timers();
         if !lone_probe {
             self.loss_end = Some(self.next_pn);
             self.state = match self.state {
@@ -761,6 +985,7 @@ impl Subflow {
         self.packets_in_flight = 0;
         self.rto_deadline = None;
         self.probe_pending = false;
+        self.stop_loss_timers();
         ranges
     }
 }
@@ -791,6 +1016,156 @@ mod tests {
             s.on_sent(ms(k * gap_ms), k * 1000, 1000, RTO);
         }
         s
+    }
+
+    /// A subflow with RACK-TLP and an SRTT of 20 ms (packet 0, sent at 0,
+    /// acknowledged at 20 ms), then `n` 1000-byte packets sent 1 ms apart
+    /// from 100 ms: packet `k` (1 to `n`) carries stream bytes from `k * 1000`.
+    fn rack_subflow(n: u64) -> Subflow {
+        let mut s = Subflow::new(1000, false);
+        s.enable_rack_tlp();
+        s.on_established();
+        s.on_sent(ms(0), 0, 1000, RTO);
+        s.on_ack(ms(20), &ack(1, &[]), 3, |_| RTO);
+        for k in 1..=n {
+            s.on_sent(ms(99 + k), k * 1000, 1000, RTO);
+        }
+        s
+    }
+
+    fn us(v: u64) -> Instant {
+        Instant::ZERO + Duration::from_micros(v)
+    }
+
+    /// By hand: packet 3 (sent at 102 ms) is acknowledged at 125 ms, an RTT
+    /// of 23 ms; the minimum RTT is 20 ms, so the reordering window is 5 ms.
+    /// Packets 1 and 2 are lost at 128 and 129 ms: the timer waits for the
+    /// later, plus 2 ms. Counting packets, one acknowledged above them is
+    /// not enough.
+    #[test]
+    fn rack_waits_the_next_packets_rtt_and_a_quarter_of_the_minimum_rtt() {
+        let mut s = rack_subflow(4);
+        let out = s.on_ack(ms(125), &ack(1, &[(3, 4)]), 3, |_| RTO);
+        assert!(!out.congestion_event);
+        assert_eq!(s.loss_timer(), Some(ms(131)), "no probe: a packet is selectively acknowledged");
+        assert!(!s.on_loss_timer(ms(130), 3, RTO).congestion_event, "not due");
+        let out = s.on_loss_timer(ms(131), 3, RTO);
+        assert!(out.congestion_event && s.in_recovery());
+        assert_eq!((out.packets_lost, s.retransmit.iter().map(|r| r.0).collect::<Vec<_>>()), (2, vec![1000, 2000]));
+        assert_eq!(s.loss_timer(), None);
+        let mut counting = rack_subflow(4);
+        counting.rack = None;
+        assert!(!counting.on_ack(ms(125), &ack(1, &[(3, 4)]), 3, |_| RTO).congestion_event);
+        assert_eq!(counting.loss_timer(), None, "counting packets: the retransmission timer is left");
+    }
+
+    /// With three packets selectively acknowledged the window closes: the
+    /// packet sent before them is lost at once, as soon as the latest
+    /// one's RTT has passed since it was sent. Unless reordering was seen:
+    /// then the window stays open.
+    #[test]
+    fn rack_loses_at_once_with_three_acknowledged_unless_the_path_reorders() {
+        let mut s = rack_subflow(5);
+        let out = s.on_ack(ms(125), &ack(1, &[(2, 5)]), 3, |_| RTO);
+        assert!(out.congestion_event);
+        assert_eq!(s.retransmit.iter().map(|r| r.0).collect::<Vec<_>>(), [1000]);
+        let mut s = rack_subflow(5);
+        let reordering_seen = |s: &Subflow| s.rack.as_ref().is_some_and(|r| r.reordering_seen);
+        s.on_ack(ms(125), &ack(1, &[(3, 4)]), 3, |_| RTO);
+        assert!(!reordering_seen(&s));
+        s.on_ack(ms(126), &ack(1, &[(2, 4)]), 3, |_| RTO);
+        assert!(reordering_seen(&s), "packet 2 after packet 3");
+        // Packets 2 to 5 acknowledged; the latest (5, sent at 104 ms) took
+        // 23 ms: packet 1 is due at 100 + 23 + 5 = 128 ms.
+        let out = s.on_ack(ms(127), &ack(1, &[(2, 6)]), 3, |_| RTO);
+        assert!(!out.congestion_event, "the window stays open");
+        assert_eq!(s.loss_timer(), Some(ms(130)));
+        assert!(s.on_loss_timer(ms(130), 3, RTO).congestion_event);
+    }
+
+    /// By hand: three packets sent from 100 ms with an SRTT of 20 ms arm
+    /// the probe for 2 x 20 + 2 ms after the last; packet 1's
+    /// acknowledgement at 121 ms (SRTT 20.125 ms) moves it to 163.25 ms.
+    /// There the last packet is due to be copied, and the retransmission
+    /// timer restarts. A lone packet waits 200 ms more, and the probe never
+    /// waits past the retransmission timer.
+    #[test]
+    fn the_probe_timer_runs_two_srtts_after_the_last_send_or_acknowledgement() {
+        let mut s = rack_subflow(3);
+        assert_eq!(s.loss_timer(), Some(ms(144)));
+        s.on_ack(ms(121), &ack(2, &[]), 3, |_| RTO);
+        assert_eq!(s.loss_timer(), Some(us(163_250)));
+        assert!(!s.on_loss_timer(us(163_249), 3, RTO).congestion_event);
+        assert_eq!(s.loss_probe(), None);
+        s.on_loss_timer(us(163_250), 3, RTO);
+        assert_eq!(s.loss_probe(), Some((3000, 1000)), "a copy of packet 3");
+        assert_eq!(s.rto_deadline(), Some(us(163_250) + RTO));
+        let lone = rack_subflow(1);
+        assert_eq!(lone.loss_timer(), Some(ms(340)), "100 + 40 + 200 ms");
+        let mut capped = rack_subflow(0);
+        capped.on_sent(ms(100), 1000, 1000, Duration::from_millis(150));
+        assert_eq!(capped.loss_timer(), Some(ms(250)), "the retransmission timer's deadline");
+    }
+
+    /// Sends the due probe of `s` at `at` (packet number `next_pn`).
+    fn send_probe(s: &mut Subflow, at: Instant) {
+        let (dsn, len) = s.loss_probe().expect("a probe due");
+        s.on_sent(at, dsn, len, RTO);
+        s.on_loss_probe_sent(at, RTO);
+        assert!(!s.loss_probe_pending() && s.loss_timer().is_none(), "one probe at a time");
+    }
+
+    /// The probe and the packet it copies are one segment. The copy
+    /// acknowledged alone: it repaired the loss, cut once without a
+    /// recovery episode, and nothing is re-sent. The original acknowledged:
+    /// no loss. Two packets lost at the tail: the probe's acknowledgement
+    /// shows the other lost, which alone is re-sent.
+    #[test]
+    fn the_probe_answers_for_the_packet_it_copies() {
+        let probed = |acked_through: u64| {
+            let mut s = rack_subflow(3);
+            s.on_ack(ms(121), &ack(acked_through, &[]), 3, |_| RTO);
+            let due = s.loss_timer().expect("the probe timer");
+            s.on_loss_timer(due, 3, RTO);
+            send_probe(&mut s, ms(170));
+            assert_eq!(s.bytes_in_flight(), 1000 * (5 - acked_through), "the probe counts in flight");
+            s
+        };
+        let mut s = probed(3);
+        let out = s.on_ack(ms(191), &ack(3, &[(4, 5)]), 3, |_| RTO);
+        assert!(out.congestion_event && !s.in_recovery(), "one cut, no recovery episode");
+        assert_eq!((s.bytes_in_flight(), s.retransmit.len(), out.bytes_acked), (0, 0, 1000));
+        let mut s = probed(3);
+        assert!(!s.on_ack(ms(191), &ack(5, &[]), 3, |_| RTO).congestion_event, "the original arrived");
+        assert_eq!(s.bytes_in_flight(), 0);
+        let mut s = probed(2);
+        let out = s.on_ack(ms(191), &ack(2, &[(4, 5)]), 3, |_| RTO);
+        assert!(out.congestion_event);
+        assert_eq!(out.packets_lost, 1, "packet 2, sent before the probe");
+        assert_eq!(
+            s.retransmit.iter().map(|r| r.0).collect::<Vec<_>>(),
+            [2000],
+            "packet 3's data arrived in the probe"
+        );
+        assert_eq!(s.bytes_in_flight(), 0);
+    }
+
+    /// No probe while a packet is selectively acknowledged, lost or in
+    /// recovery, and none after a timeout (until data is acknowledged).
+    #[test]
+    fn the_probe_timer_runs_only_in_the_open_state() {
+        let mut s = rack_subflow(5);
+        s.on_ack(ms(125), &ack(1, &[(5, 6)]), 3, |_| RTO);
+        assert_eq!(s.rack.as_ref().and_then(|r| r.probe_deadline), None, "packet 5 selectively acknowledged");
+        let mut s = rack_subflow(6);
+        s.on_ack(ms(125), &ack(1, &[(2, 6)]), 3, |_| RTO);
+        assert!(s.in_recovery(), "packet 6 is still out");
+        s.on_sent(ms(126), 1000, 1000, RTO);
+        assert_eq!(s.loss_timer(), None, "in recovery");
+        let mut s = rack_subflow(2);
+        assert!(s.on_rto(ms(1100), |_| RTO));
+        s.on_sent(ms(1100), 1000, 1000, RTO);
+        assert_eq!(s.loss_timer(), None, "in the loss state");
     }
 
     /// A path whose queue outgrew the timer: the flight times out before its

@@ -496,7 +496,7 @@ impl Connection {
         while self.subflows.len() <= i {
             self.subflows.push(Subflow::vacant(self.config.mss));
         }
-        self.subflows[i] = Subflow::new(self.config.mss, backup);
+        self.subflows[i] = self.new_subflow(backup);
         self.cc.on_path_added(i, self.config.mss, self.config.initial_window);
     }
 

@@ -26,6 +26,7 @@ mod addresses;
 mod close;
 mod failure;
 mod handshake;
+mod loss_probe;
 mod opportunistic;
 mod recv;
 mod reinject;
@@ -198,6 +199,9 @@ pub struct Connection {
     /// timer), after the subflow resets owed. One flag for the rare cases,
     /// so the common transmit opportunity tests one byte.
     liveness_due: bool,
+    /// A subflow's tail loss probe is due (RACK-TLP): one flag for
+    /// `poll_transmit` to read rather than a look at every subflow.
+    loss_probe_due: bool,
     /// How each direction of the stream ends.
     fin: close::Fin,
     /// Server: addresses advertised (id, address, echoed by the client).
@@ -314,6 +318,7 @@ impl Connection {
             reset_pending: None,
             subflow_resets: Vec::new(),
             liveness_due: false,
+            loss_probe_due: false,
             fin: close::Fin::default(),
             advertised: Vec::new(),
             learned: Vec::new(),
@@ -351,10 +356,20 @@ impl Connection {
     pub fn add_subflow(&mut self, backup: bool) -> Result<SubflowId, TooManySubflows> {
         let i = self.subflows.len();
         let id = SubflowId::from_index(i).filter(|_| self.session.side == Side::Client).ok_or(TooManySubflows)?;
-        self.subflows.push(Subflow::new(self.config.mss, backup));
+        let sf = self.new_subflow(backup);
+        self.subflows.push(sf);
         self.unjoined += 1;
         self.cc.on_path_added(i, self.config.mss, self.config.initial_window);
         Ok(id)
+    }
+
+    /// A subflow as this connection's settings make them.
+    fn new_subflow(&self, backup: bool) -> Subflow {
+        let mut sf = Subflow::new(self.config.mss, backup);
+        if self.config.rack_tlp {
+            sf.enable_rack_tlp();
+        }
+        sf
     }
 
     /// The id of subflow `i`, which exists (so its index fits).
@@ -510,6 +525,7 @@ impl Connection {
     }
 
     /// Earliest time [`Connection::handle_timeout`] must be called.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         if self.error.is_some() {
             return None;
@@ -522,6 +538,9 @@ impl Connection {
             if s.is_open() {
                 next = next.min(ns(s.receiver.deadline())).min(ns(s.rto_deadline())).min(ns(Self::join_expiry(s)));
             }
+        }
+        if self.config.rack_tlp {
+            next = next.min(self.next_loss_timer());
         }
         (next != u64::MAX).then(|| Instant::from_nanos(next))
     }
@@ -536,6 +555,10 @@ impl Connection {
         }
         self.timers.expire(Timer::Pacing, now);
         self.expire_joins(now);
+        if self.config.rack_tlp {
+            // A probe due with the retransmission timer goes in its stead.
+            self.on_loss_timers(now);
+        }
         self.on_subflow_timeouts(now);
         if self.timers.expire(Timer::DataRetransmit, now) {
             self.on_data_timeout(now);

@@ -38,9 +38,14 @@ impl Connection {
             owed |= s.probe_pending || !s.retransmit.is_empty() || confirmation_due(s);
         }
         // A join started now owes its opening probe.
-        owed |= self.unjoined != 0;
+        owed |= self.unjoined != 0 || self.loss_probe_due;
         self.start_joins();
         if owed || self.fin_probe_due() {
+            if self.loss_probe_due {
+                if let Some(p) = self.poll_loss_probe(now) {
+                    return Some(p);
+                }
+            }
             if let Some(p) = self.poll_probe(now) {
                 return Some(p);
             }
@@ -433,7 +438,10 @@ impl Connection {
         }
         let in_flight = self.subflows[i].bytes_in_flight();
         debug_assert!(
-            len == 0 || in_flight == 0 || in_flight + u64::from(len) <= self.cc.window(i),
+            len == 0
+                || in_flight == 0
+                || in_flight + u64::from(len) <= self.cc.window(i)
+                || self.subflows[i].loss_probe_pending(),
             "subflow {i}: {in_flight} in flight + {len} exceeds the window {}",
             self.cc.window(i)
         );

@@ -129,6 +129,7 @@ pub fn drive(bytes: &[u8]) -> Outcome {
         opportunistic_retransmission: Some(flags & 8 != 0),
         restart_after_idle: flags & 16 != 0,
         quickacks: if flags & 32 != 0 { 16 } else { 0 },
+        rack_tlp: flags & 128 != 0,
         send_buffer: 64 * 1024,
         recv_buffer: if flags & 64 != 0 { 16 * 1024 } else { 96 * 1024 },
         early_joins: sizes & 4 != 0,
