@@ -387,6 +387,7 @@ fn compare_one(
     let (sim, mut panels) = sim_side(sc, cc, RunOptions { seed: Some(seed), duration: Some(duration) })?;
     let std_duration = std::time::Duration::from_nanos(duration.as_nanos());
     let scheduler = sc.flows[0].scheduler.clone();
+    let rack_tlp = sc.flows[0].config.rack_tlp;
     let mut c = Comparison {
         scenario: sc.name.clone(),
         cc: cc.to_string(),
@@ -410,7 +411,8 @@ fn compare_one(
         c.kernel_retrans_segs = Some(run.retrans_segs);
     }
     if with.contains(&Contender::Braid) {
-        let (run, lines) = transport::run(&a.testbed, &a.file, seed, (cc, &scheduler), std_duration, names.len())?;
+        let (run, lines) =
+            transport::run(&a.testbed, &a.file, seed, (cc, &scheduler, rack_tlp), std_duration, names.len())?;
         if let Some(dir) = out {
             for (end, text) in ["send", "recv"].iter().zip(lines) {
                 let file = dir.join(format!("braid-{end}-{cc}-seed{seed}.jsonl"));

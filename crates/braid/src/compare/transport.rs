@@ -47,14 +47,15 @@ pub struct Run {
     pub samples: Samples,
 }
 
-/// Runs Braid with `cc` and `scheduler` over the scenario's emulated links
-/// for `duration`, one subflow from each of the `paths` client addresses;
-/// also gives the sender's and the receiver's JSON lines as printed.
+/// Runs Braid with `cc` and `scheduler` (and RACK-TLP if the scenario's
+/// flow has it) over the scenario's emulated links for `duration`, one
+/// subflow from each of the `paths` client addresses; also gives the
+/// sender's and the receiver's JSON lines as printed.
 pub fn run(
     script: &Path,
     scenario: &Path,
     seed: u64,
-    (cc, scheduler): (&str, &str),
+    (cc, scheduler, rack_tlp): (&str, &str, bool),
     duration: Duration,
     paths: usize,
 ) -> Result<(Run, [String; 2]), String> {
@@ -71,17 +72,9 @@ pub fn run(
     let time = format!("{}ms", duration.as_millis().max(1));
     let seed = seed.to_string();
     let send = Lines::spawn(
-        in_ns(&client_ns(), &[braid, "send", "--to", &server, "--via", &via.join(",")]).args([
-            "--time",
-            &time,
-            "--cc",
-            cc,
-            "--scheduler",
-            scheduler,
-            "--seed",
-            &seed,
-            "--json",
-        ]),
+        in_ns(&client_ns(), &[braid, "send", "--to", &server, "--via", &via.join(",")])
+            .args(["--time", &time, "--cc", cc, "--scheduler", scheduler, "--seed", &seed, "--json"])
+            .args(rack_tlp.then_some("--rack-tlp")),
         "braid send",
     )?;
     // The sender gives up after 30 s without a working path (its default --timeout).

@@ -44,6 +44,10 @@ pub struct Args {
     /// Scheduler (`braid list` names them).
     #[arg(long, default_value = "minrtt")]
     scheduler: String,
+    /// Detect losses by time and probe tail losses as Linux does on its subflows (RACK-TLP, the
+    /// scenario key `rack_tlp`); without it a packet is lost once 3 sent after it are acknowledged.
+    #[arg(long)]
+    rack_tlp: bool,
     /// fullmesh or ndiffports:N.
     #[arg(long, default_value = "fullmesh", value_parser = parse_path_manager)]
     path_manager: PathPolicy,
@@ -151,6 +155,7 @@ pub fn run(args: Args) -> Result<(), String> {
     locals.extend(super::parse_via(&args.backup, remote, "--backup", true)?);
     let mut config = super::net_config(&args.cc, &args.scheduler)?;
     config.connection.failure_timeout = args.timeout;
+    config.connection.rack_tlp = args.rack_tlp;
     let out = Out { json: args.json };
     let mut source = match (&args.file, args.bytes, args.time) {
         (Some(p), _, _) => Source::File(File::open(p).map_err(|e| format!("--file {}: {e}", p.display()))?),
