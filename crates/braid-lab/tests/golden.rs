@@ -3,7 +3,8 @@
 //! it on purpose: the shipped scenarios, a lossy multi-flow one
 //! (`tests/golden/lossy-multiflow.toml`) and one of senders held up by
 //! their buffers (`tests/golden/opportunistic.toml`: opportunistic
-//! retransmission and penalisation), each against the summary stored in
+//! retransmission and penalisation), one with RACK-TLP on
+//! (`tests/golden/rack-tlp.toml`), each against the summary stored in
 //! `tests/golden/NAME.json`.
 //!
 //! After an intended change of behaviour, regenerate the files with
