@@ -1490,6 +1490,86 @@ mod tests {
         }
     }
 
+    /// The flight counted as the scoreboard has it.
+    fn flight_of(s: &Subflow) -> (u64, u64) {
+        let in_flight = s.sent.iter().filter(|p| p.state == State::InFlight);
+        in_flight.fold((0, 0), |(b, n), p| (b + u64::from(p.len), n + u64::from(p.len > 0)))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+        /// RACK-TLP under random scripts: losses, reordering, lost
+        /// acknowledgements, timeouts, and the reordering and probe timers
+        /// run when due, each probe sent (and lost at random). The flight
+        /// stays what the scoreboard holds (a probe and the packet it copies
+        /// resolved together), a timer that ran is never still due, every
+        /// byte sent has arrived or is held, and once the network stops
+        /// losing everything is resolved.
+        #[test]
+        fn rack_tlp_keeps_the_flight_and_the_data(script in proptest::collection::vec(0u32..1_000_000, 300)) {
+            let mut s = Subflow::new(1000, false);
+            s.enable_rack_tlp();
+            s.on_established();
+            let mut ch = Channel::new(2);
+            let timers = |s: &mut Subflow, ch: &mut Channel, now: Instant, lost: bool| {
+                if s.loss_timer().is_some_and(|t| t <= now) {
+                    s.on_loss_timer(now, 3, RTO);
+                }
+                if let Some(copy) = s.loss_probe() {
+                    ch.send(s, now, copy, lost);
+                    s.on_loss_probe_sent(now, RTO);
+                }
+                s.cancel_loss_probe();
+                s.loss_timer().is_none_or(|t| t > now)
+            };
+            for (t, &v) in script.iter().enumerate() {
+                let (now, pick) = (ms(t as u64 + 1), (v / 10) as usize);
+                proptest::prop_assert!(timers(&mut s, &mut ch, now, pick % 5 == 0), "a timer still due at {:?}", now);
+                match v % 10 {
+                    0 | 1 if s.bytes_in_flight() < 20_000 => {
+                        let segment = match s.retransmit.front() {
+                            Some(&r) => {
+                                s.take_retransmission(1);
+                                r
+                            }
+                            None => ch.new_data(),
+                        };
+                        ch.send(&mut s, now, segment, pick % 4 == 0);
+                    }
+                    8 | 9 if pick % 7 == 0 && !s.sent.is_empty() => {
+                        s.on_rto(now, |_| RTO);
+                    }
+                    _ => {
+                        let Some(a) = ch.network(now, v, pick) else { continue };
+                        s.on_ack(now, &a, 3, |_| RTO);
+                    }
+                }
+                proptest::prop_assert_eq!(flight_of(&s), (s.bytes_in_flight(), s.packets_in_flight()));
+            }
+            ch.every_byte_arrived_or_held(&s)?;
+            let mut now = ms(script.len() as u64 + 1);
+            for _ in 0..200 {
+                if s.retransmit.is_empty() && s.bytes_in_flight() == 0 {
+                    break;
+                }
+                now += Duration::from_millis(1);
+                proptest::prop_assert!(timers(&mut s, &mut ch, now, false));
+                while let Some(&r) = s.retransmit.front() {
+                    s.take_retransmission(1);
+                    ch.send(&mut s, now, r, false);
+                }
+                ch.deliver_all(now);
+                let a = ch.ack_now();
+                if s.on_ack(now, &a, 3, |_| RTO).packets_acked == 0 && s.bytes_in_flight() > 0 {
+                    s.on_rto(now, |_| RTO);
+                }
+                proptest::prop_assert_eq!(flight_of(&s), (s.bytes_in_flight(), s.packets_in_flight()));
+            }
+            proptest::prop_assert!(s.retransmit.is_empty() && s.bytes_in_flight() == 0, "not resolved");
+            ch.every_byte_arrived_or_held(&s)?;
+        }
+    }
+
     /// `tcp_cwnd_validate` / `tcp_is_cwnd_limited` by hand: the largest
     /// flight of a window and whether the window was full then decide.
     #[test]
