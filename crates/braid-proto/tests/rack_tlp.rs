@@ -51,9 +51,13 @@ fn tail_loss(rack_tlp: bool, lost: u64) -> (Instant, u64, usize) {
 #[test]
 fn a_tail_loss_is_repaired_by_a_probe_not_a_timeout() {
     for lost in [1, 2, 3] {
-        let (counting_done, counting_rtos, _) = tail_loss(false, lost);
+        let (counting_done, counting_rtos, counting_resent) = tail_loss(false, lost);
         let (probed_done, probed_rtos, resent) = tail_loss(true, lost);
         assert!(counting_rtos >= 1, "{lost} lost, counting packets: a timeout");
+        // The connection-level timer waits twice the subflow's RTO (MPTCP
+        // v0.96's `mptcp_set_rto`), so it does not re-send the segments
+        // the subflow's timeout has just re-sent.
+        assert_eq!(counting_resent, lost as usize, "{lost} lost, counting packets: each re-sent once");
         assert_eq!(probed_rtos, 0, "{lost} lost, RACK-TLP: no timeout");
         let saved = counting_done.saturating_since(probed_done).as_millis_f64();
         if lost == 1 {

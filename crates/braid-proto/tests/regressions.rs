@@ -275,20 +275,20 @@ fn grown_window() -> (Connection, Instant, u64) {
 
 /// Repeated RTOs for the same data must not keep lowering ssthresh (RFC
 /// 5681 §3.1 / Linux): the first sets ssthresh to half the window and the
-/// window to one segment; the next two leave ssthresh where it is.
+/// window to one segment; the next two leave ssthresh where it is. (The
+/// connection-level timer fires between them, at twice the subflow's RTO.)
 #[test]
 fn repeated_timeouts_keep_ssthresh() {
     let (mut a, _, _) = grown_window();
     let before = a.subflow_stats(0).unwrap().cwnd;
     assert!(before > 100_000, "the window grew: {before}");
-    for _ in 0..3 {
+    while a.subflow_stats(0).unwrap().counters.rtos < 3 {
         let t = a.poll_timeout().unwrap();
         a.handle_timeout(t);
         drain(&mut a, t);
     }
     let s = a.subflow_stats(0).unwrap();
     println!("cwnd before outage {before}, after 3 RTOs cwnd {} ssthresh {}", s.cwnd, s.ssthresh);
-    assert_eq!(s.counters.rtos, 3);
     assert_eq!(s.ssthresh, before / 2, "halved once, not three times");
     assert_eq!(s.cwnd, 1448, "one segment after a timeout");
 }

@@ -100,13 +100,17 @@ impl Connection {
         Some((start, len))
     }
 
-    /// The connection-level retransmission timeout: the longest base RTO
-    /// of the open subflows (Linux's `mptcp_set_rto`), doubled per expiry
-    /// since the Data ACK last moved.
+    /// The connection-level retransmission timeout: twice the longest RTO
+    /// of the open subflows, their backoff included (MPTCP v0.96's
+    /// `mptcp_set_rto`: `icsk_rto = max_rto << 1` over the subflows'
+    /// `icsk_rto`), doubled per expiry since the Data ACK last moved. The
+    /// margin keeps it from re-sending what a subflow's own timer has
+    /// just re-sent.
     pub(super) fn data_rto(&self) -> Duration {
         let c = &self.config;
-        let base = self.subflows.iter().filter(|s| s.is_open()).map(|s| s.rtt.rto(c.min_rto, c.initial_rto)).max();
-        base.unwrap_or(c.initial_rto).saturating_mul(1 << self.data_rto_backoff.min(20)).min(c.max_rto)
+        let longest = self.subflows.iter().filter(|s| s.is_open()).map(|s| subflow_rto(c, s)).max();
+        let base = longest.map_or(c.initial_rto, |r| r.saturating_mul(2));
+        base.saturating_mul(1 << self.data_rto_backoff.min(20)).min(c.max_rto)
     }
 
     /// Arms the connection-level retransmission timer if data is
