@@ -916,9 +916,18 @@ impl Subflow {
         // remembers the packets it declares lost.
         let cuts = self.bytes_in_flight > 0 && self.first_timeout();
         let mut lost: Vec<Declared> = Vec::new();
+        // An outstanding tail loss probe copies a packet whose data is
+        // declared lost here or queued already: not queued twice, and its
+        // late acknowledgement does not show the timeout spurious (Linux's
+        // probe re-sends the segment itself, and its undo asks for data
+        // never re-sent).
+        let probe = self.rack.as_deref().and_then(|r| r.outstanding).map(|(probe, _)| probe);
         for (pn, p) in (self.base_pn..).zip(self.sent.iter_mut()).filter(|(_, p)| p.state == State::InFlight) {
             p.state = State::Lost;
             self.counters.packets_lost += 1;
+            if Some(pn) == probe {
+                continue;
+            }
             if p.len > 0 {
                 self.retransmit.push_back((p.dsn, p.len));
             }
@@ -1148,6 +1157,21 @@ mod tests {
             "packet 3's data arrived in the probe"
         );
         assert_eq!(s.bytes_in_flight(), 0);
+    }
+
+    /// A timeout with the probe out: the probe's data, a copy, is not
+    /// queued twice, and its late acknowledgement does not undo the
+    /// timeout.
+    #[test]
+    fn a_timeout_with_the_probe_out_queues_its_data_once() {
+        let mut s = rack_subflow(3);
+        s.on_ack(ms(121), &ack(2, &[]), 3, |_| RTO);
+        s.on_loss_timer(us(163_250), 3, RTO);
+        send_probe(&mut s, ms(170));
+        assert!(s.on_rto(ms(1170), |_| RTO));
+        assert_eq!(s.retransmit.iter().map(|r| r.0).collect::<Vec<_>>(), [2000, 3000]);
+        assert!(!s.on_ack(ms(1180), &ack(2, &[(4, 5)]), 3, |_| RTO).spurious_timeout, "only the probe arrived");
+        assert!(s.on_ack(ms(1190), &ack(2, &[(3, 5)]), 3, |_| RTO).spurious_timeout, "packet 3 did");
     }
 
     /// No probe while a packet is selectively acknowledged, lost or in
