@@ -32,9 +32,10 @@
 //!   always this re-sending. One probe at a time.
 //! - **The probe's answer.** The probe and the packet it copies are one
 //!   TCP segment: when either is acknowledged, the other leaves the flight
-//!   without counting as delivered twice. If the copy arrived and the
-//!   original did not, the probe repaired a loss: the window is cut once
-//!   (Linux's `TCP_CA_CWR`), without a recovery episode.
+//!   without counting as delivered twice (or, declared lost meanwhile,
+//!   without being re-sent). If the copy arrived and the original did not,
+//!   the probe repaired a loss: the window is cut once (Linux's
+//!   `TCP_CA_CWR`), without a recovery episode, unless one began since.
 //!
 //! Deviations:
 //! - the reordering window does not grow on DSACKs (Braid has none): it
@@ -71,6 +72,19 @@ pub(crate) struct Delivered {
     pub rtt: Duration,
 }
 
+/// A tail loss probe in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Probe {
+    pub pn: u64,
+    /// The packet it copies, and their data (dsn, len).
+    pub original: u64,
+    pub data: (u64, u32),
+    /// A loss it repairs still cuts the window: no recovery episode has
+    /// begun since it was sent (one that does makes the cut, as Linux's
+    /// clears `tlp_high_seq`).
+    pub cuts: bool,
+}
+
 /// A subflow's RACK-TLP state.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RackTlp {
@@ -81,8 +95,7 @@ pub(crate) struct RackTlp {
     pub probe_deadline: Option<Instant>,
     /// The probe timer fired: a copy of this packet is to be sent.
     pub due: Option<u64>,
-    /// The probe in flight and the packet it copies, by number.
-    pub outstanding: Option<(u64, u64)>,
+    pub outstanding: Option<Probe>,
 }
 
 impl RackTlp {

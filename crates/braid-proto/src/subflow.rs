@@ -30,7 +30,7 @@ use crate::cc::WindowUse;
 use crate::connection::JoinState;
 use crate::packet::{AckFrame, Control};
 use crate::prefetch::prefetch;
-use crate::rack::{self, RackTlp};
+use crate::rack::{self, Probe, RackTlp};
 use crate::rtt::RttEstimator;
 use crate::time::{Duration, Instant};
 
@@ -340,9 +340,10 @@ impl Subflow {
     /// timer restarts (`rto` from now).
     pub fn on_loss_probe_sent(&mut self, now: Instant, rto: Duration) {
         let probe = self.next_pn - 1;
+        let data = self.sent.back().map_or((0, 0), |p| (p.dsn, p.len));
         if let Some(r) = self.rack.as_deref_mut() {
             if let Some(original) = r.due.take() {
-                r.outstanding = Some((probe, original));
+                r.outstanding = Some(Probe { pn: probe, original, data, cuts: true });
             }
             r.probe_deadline = None;
         }
@@ -749,8 +750,9 @@ impl Subflow {
 
     /// Packet `pn`, in flight, is lost: its data waits to be re-sent here,
     /// and a loss of a packet sent since the current recovery episode began
-    /// opens a new one (not in the loss state after a timeout). Linux's new
-    /// episode forgets an outstanding tail loss probe (`tlp_high_seq`).
+    /// opens a new one (not in the loss state after a timeout). The new
+    /// episode makes the cut an outstanding tail loss probe's repair would
+    /// have made (Linux's clears `tlp_high_seq`).
     fn declare_lost(&mut self, pn: u64, out: &mut AckOutcome) {
         let p = &mut self.sent[(pn - self.base_pn) as usize];
         p.state = State::Lost;
@@ -764,8 +766,8 @@ impl Subflow {
         if self.loss_end.is_none() && self.recovery_end.is_none_or(|end| pn >= end) {
             self.recovery_end = Some(self.next_pn);
             out.congestion_event = true;
-            if let Some(r) = self.rack.as_deref_mut() {
-                r.outstanding = None;
+            if let Some(p) = self.rack.as_deref_mut().and_then(|r| r.outstanding.as_mut()) {
+                p.cuts = false;
             }
         }
     }
@@ -790,16 +792,18 @@ impl Subflow {
     /// once (Linux's `TCP_CA_CWR`, no recovery episode) unless a cut is
     /// under way.
     fn settle_loss_probe(&mut self, out: &mut AckOutcome) {
-        let Some((probe, original)) = self.rack.as_deref().and_then(|r| r.outstanding) else { return };
-        let acked = |pn: u64| self.state_of(pn) == Some(State::Acked);
-        let (probe_acked, original_acked) = (acked(probe), acked(original));
-        if !probe_acked && !original_acked {
+        let Some(p) = self.rack.as_deref().and_then(|r| r.outstanding) else { return };
+        let (probe, original) = (self.state_of(p.pn), self.state_of(p.original));
+        let acked = |state: Option<State>| state == Some(State::Acked);
+        if acked(probe) || acked(original) {
+            self.resolve_copy(if acked(original) { p.pn } else { p.original }, p.data);
+            if !acked(original) && p.cuts && self.recovery_end.is_none() && !self.in_loss() {
+                out.congestion_event = true;
+            }
+        } else if probe == Some(State::InFlight) || original == Some(State::InFlight) {
             return;
         }
-        self.resolve_copy(if original_acked { probe } else { original });
-        if !original_acked && self.recovery_end.is_none() && !self.in_loss() {
-            out.congestion_event = true;
-        }
+        // Answered, or both lost: the next tail may be probed.
         if let Some(r) = self.rack.as_deref_mut() {
             r.outstanding = None;
         }
@@ -826,14 +830,23 @@ impl Subflow {
         Some(p.state)
     }
 
-    /// Packet `pn`, if in flight, leaves the flight as acknowledged without
-    /// counting as delivered: its copy was.
-    fn resolve_copy(&mut self, pn: u64) {
-        let Some(p) = pn.checked_sub(self.base_pn).and_then(|i| self.sent.get_mut(i as usize)) else { return };
-        if p.state == State::InFlight {
-            p.state = State::Acked;
-            self.bytes_in_flight -= u64::from(p.len);
-            self.packets_in_flight -= u64::from(p.len > 0);
+    /// Packet `pn`, which carried `data`, had its copy delivered: in
+    /// flight, it leaves the flight as acknowledged without counting as
+    /// delivered; declared lost, its data is not re-sent.
+    fn resolve_copy(&mut self, pn: u64, data: (u64, u32)) {
+        let p = pn.checked_sub(self.base_pn).and_then(|i| self.sent.get_mut(i as usize));
+        match p {
+            Some(p) if p.state == State::InFlight => {
+                p.state = State::Acked;
+                self.bytes_in_flight -= u64::from(p.len);
+                self.packets_in_flight -= u64::from(p.len > 0);
+            }
+            Some(p) if p.state == State::Acked => {}
+            _ => {
+                if let Some(i) = self.retransmit.iter().position(|&r| r == data) {
+                    self.retransmit.remove(i);
+                }
+            }
         }
     }
 
@@ -921,7 +934,7 @@ impl Subflow {
         // late acknowledgement does not show the timeout spurious (Linux's
         // probe re-sends the segment itself, and its undo asks for data
         // never re-sent).
-        let probe = self.rack.as_deref().and_then(|r| r.outstanding).map(|(probe, _)| probe);
+        let probe = self.rack.as_deref().and_then(|r| r.outstanding).map(|p| p.pn);
         for (pn, p) in (self.base_pn..).zip(self.sent.iter_mut()).filter(|(_, p)| p.state == State::InFlight) {
             p.state = State::Lost;
             self.counters.packets_lost += 1;
@@ -1157,6 +1170,26 @@ mod tests {
             "packet 3's data arrived in the probe"
         );
         assert_eq!(s.bytes_in_flight(), 0);
+    }
+
+    /// A recovery episode begun after the probe went out: the probe still
+    /// answers for its packet (declared lost meanwhile, its data is not
+    /// re-sent) and makes no second cut. By hand: packets 2 and 3 (sent at
+    /// 101 and 102 ms) are lost when packet 5 (sent at 171 ms) is
+    /// acknowledged at 192 ms; the probe (packet 4, sent at 170 ms) is
+    /// not yet due (170 + 21 + 5 ms) and is acknowledged at 194 ms.
+    #[test]
+    fn the_probe_answers_for_its_packet_through_a_recovery_begun_since() {
+        let mut s = rack_subflow(3);
+        s.on_ack(ms(121), &ack(2, &[]), 3, |_| RTO);
+        s.on_loss_timer(us(163_250), 3, RTO);
+        send_probe(&mut s, ms(170));
+        s.on_sent(ms(171), 4000, 1000, RTO);
+        assert!(s.on_ack(ms(192), &ack(2, &[(5, 6)]), 3, |_| RTO).congestion_event);
+        assert_eq!(s.retransmit.iter().map(|r| r.0).collect::<Vec<_>>(), [2000, 3000]);
+        assert!(!s.on_ack(ms(194), &ack(2, &[(4, 6)]), 3, |_| RTO).congestion_event, "no second cut");
+        assert_eq!(s.retransmit.iter().map(|r| r.0).collect::<Vec<_>>(), [2000], "packet 3's data arrived in the probe");
+        assert_eq!(s.rack.as_ref().and_then(|r| r.outstanding), None, "answered");
     }
 
     /// A timeout with the probe out: the probe's data, a copy, is not
