@@ -1129,6 +1129,24 @@ mod tests {
         assert_eq!(capped.loss_timer(), Some(ms(250)), "the retransmission timer's deadline");
     }
 
+    /// [`rack_subflow`] of three packets, those through `acked_through - 1`
+    /// acknowledged at 121 ms, and the probe of the last sent at 170 ms
+    /// (packet 4).
+    fn probed(acked_through: u64) -> Subflow {
+        let mut s = rack_subflow(3);
+        s.on_ack(ms(121), &ack(acked_through, &[]), 3, |_| RTO);
+        let due = s.loss_timer().expect("the probe timer");
+        s.on_loss_timer(due, 3, RTO);
+        send_probe(&mut s, ms(170));
+        assert_eq!(s.bytes_in_flight(), 1000 * (5 - acked_through), "the probe counts in flight");
+        s
+    }
+
+    /// The stream offsets waiting in the retransmission queue.
+    fn queued(s: &Subflow) -> Vec<u64> {
+        s.retransmit.iter().map(|r| r.0).collect()
+    }
+
     /// Sends the due probe of `s` at `at` (packet number `next_pn`).
     fn send_probe(s: &mut Subflow, at: Instant) {
         let (dsn, len) = s.loss_probe().expect("a probe due");
@@ -1144,15 +1162,6 @@ mod tests {
     /// shows the other lost, which alone is re-sent.
     #[test]
     fn the_probe_answers_for_the_packet_it_copies() {
-        let probed = |acked_through: u64| {
-            let mut s = rack_subflow(3);
-            s.on_ack(ms(121), &ack(acked_through, &[]), 3, |_| RTO);
-            let due = s.loss_timer().expect("the probe timer");
-            s.on_loss_timer(due, 3, RTO);
-            send_probe(&mut s, ms(170));
-            assert_eq!(s.bytes_in_flight(), 1000 * (5 - acked_through), "the probe counts in flight");
-            s
-        };
         let mut s = probed(3);
         let out = s.on_ack(ms(191), &ack(3, &[(4, 5)]), 3, |_| RTO);
         assert!(out.congestion_event && !s.in_recovery(), "one cut, no recovery episode");
@@ -1164,11 +1173,7 @@ mod tests {
         let out = s.on_ack(ms(191), &ack(2, &[(4, 5)]), 3, |_| RTO);
         assert!(out.congestion_event);
         assert_eq!(out.packets_lost, 1, "packet 2, sent before the probe");
-        assert_eq!(
-            s.retransmit.iter().map(|r| r.0).collect::<Vec<_>>(),
-            [2000],
-            "packet 3's data arrived in the probe"
-        );
+        assert_eq!(queued(&s), [2000], "packet 3's data arrived in the probe");
         assert_eq!(s.bytes_in_flight(), 0);
     }
 
@@ -1180,15 +1185,12 @@ mod tests {
     /// not yet due (170 + 21 + 5 ms) and is acknowledged at 194 ms.
     #[test]
     fn the_probe_answers_for_its_packet_through_a_recovery_begun_since() {
-        let mut s = rack_subflow(3);
-        s.on_ack(ms(121), &ack(2, &[]), 3, |_| RTO);
-        s.on_loss_timer(us(163_250), 3, RTO);
-        send_probe(&mut s, ms(170));
+        let mut s = probed(2);
         s.on_sent(ms(171), 4000, 1000, RTO);
         assert!(s.on_ack(ms(192), &ack(2, &[(5, 6)]), 3, |_| RTO).congestion_event);
-        assert_eq!(s.retransmit.iter().map(|r| r.0).collect::<Vec<_>>(), [2000, 3000]);
+        assert_eq!(queued(&s), [2000, 3000]);
         assert!(!s.on_ack(ms(194), &ack(2, &[(4, 6)]), 3, |_| RTO).congestion_event, "no second cut");
-        assert_eq!(s.retransmit.iter().map(|r| r.0).collect::<Vec<_>>(), [2000], "packet 3's data arrived in the probe");
+        assert_eq!(queued(&s), [2000], "packet 3's data arrived in the probe");
         assert_eq!(s.rack.as_ref().and_then(|r| r.outstanding), None, "answered");
     }
 
@@ -1197,12 +1199,9 @@ mod tests {
     /// timeout.
     #[test]
     fn a_timeout_with_the_probe_out_queues_its_data_once() {
-        let mut s = rack_subflow(3);
-        s.on_ack(ms(121), &ack(2, &[]), 3, |_| RTO);
-        s.on_loss_timer(us(163_250), 3, RTO);
-        send_probe(&mut s, ms(170));
+        let mut s = probed(2);
         assert!(s.on_rto(ms(1170), |_| RTO));
-        assert_eq!(s.retransmit.iter().map(|r| r.0).collect::<Vec<_>>(), [2000, 3000]);
+        assert_eq!(queued(&s), [2000, 3000]);
         assert!(!s.on_ack(ms(1180), &ack(2, &[(4, 5)]), 3, |_| RTO).spurious_timeout, "only the probe arrived");
         assert!(s.on_ack(ms(1190), &ack(2, &[(3, 5)]), 3, |_| RTO).spurious_timeout, "packet 3 did");
     }
@@ -1265,7 +1264,6 @@ mod tests {
             s
         };
         let mut s = timed_out();
-        let queued = |s: &Subflow| s.retransmit.iter().map(|&(dsn, _)| dsn).collect::<Vec<_>>();
         assert_eq!(queued(&s), [1000, 2000, 3000], "packets 1-3 queued for retransmission");
         assert!(s.on_ack(ms(1150), &ack(1, &[(2, 3)]), 3, |_| RTO).spurious_timeout, "SACK of packet 2");
         assert_eq!(queued(&s), [] as [u64; 0], "packet 2 arrived; 1 and 3 are parked at the undo");
