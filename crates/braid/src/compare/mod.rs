@@ -121,6 +121,9 @@ struct Comparison {
     cc: String,
     /// The simulator's and Braid's scheduler (the kernel always uses its default).
     scheduler: String,
+    /// The scenario's flow detects losses as Linux does (RACK-TLP), in the
+    /// simulator and Braid alike (the kernel always does).
+    rack_tlp: bool,
     duration_s: f64,
     seed: u64,
     kernel_release: String,
@@ -298,8 +301,13 @@ fn table(c: &Comparison) -> String {
         None => String::new(),
     };
     let mut out = format!(
-        "{}  cc {}  {:.0} s  seed {}  ({ours}: {} scheduler{kernel}; real stacks over braid emulate)\n\n",
-        c.scenario, c.cc, c.duration_s, c.seed, c.scheduler
+        "{}  cc {}  {:.0} s  seed {}  ({ours}: {} scheduler{}{kernel}; real stacks over braid emulate)\n\n",
+        c.scenario,
+        c.cc,
+        c.duration_s,
+        c.seed,
+        c.scheduler,
+        if c.rack_tlp { ", RACK-TLP" } else { "" }
     );
     out += &format!("{:<10}", "path");
     for unit in ["Mb/s", "%", "srtt ms", "rtx"] {
@@ -392,6 +400,7 @@ fn compare_one(
         scenario: sc.name.clone(),
         cc: cc.to_string(),
         scheduler: scheduler.clone(),
+        rack_tlp,
         duration_s: duration.as_secs_f64(),
         seed,
         kernel_release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
@@ -602,6 +611,7 @@ mod tests {
             scenario: "t".into(),
             cc: "lia".into(),
             scheduler: "minrtt".into(),
+            rack_tlp: false,
             duration_s: 10.0,
             seed: 1,
             kernel_release: "6.18".into(),
@@ -618,6 +628,8 @@ mod tests {
         let t = table(&c);
         assert!(t.contains("sim Mb/s   kernel    braid") && t.contains("(kernel nstat 7)"), "{t}");
         assert!(t.contains("(simulator and braid: minrtt scheduler; kernel 6.18: default scheduler;"), "{t}");
+        c.rack_tlp = true;
+        assert!(table(&c).contains("(simulator and braid: minrtt scheduler, RACK-TLP; kernel 6.18:"), "{t}");
         let json = serde_json::to_value(&c).unwrap();
         assert_eq!(json["braid"]["subflows"][0]["share"], 0.75);
         assert_eq!(json["braid"]["goodput_mbps"], 100.0);
