@@ -1425,6 +1425,35 @@ mod tests {
             None
         }
 
+        /// The network stops losing: from `now`, each millisecond `step`
+        /// runs, `s` re-sends what it has queued, everything sent arrives and
+        /// its acknowledgement returns, and a timeout fires if nothing moved;
+        /// until `s` owes nothing (at most 200 steps).
+        fn settle(
+            &mut self,
+            s: &mut Subflow,
+            mut now: Instant,
+            mut step: impl FnMut(&mut Subflow, &mut Channel, Instant) -> Result<(), proptest::test_runner::TestCaseError>,
+        ) -> Result<(), proptest::test_runner::TestCaseError> {
+            for _ in 0..200 {
+                if !s.in_loss() && s.retransmit.is_empty() && s.bytes_in_flight() == 0 {
+                    break;
+                }
+                now += Duration::from_millis(1);
+                step(s, self, now)?;
+                while let Some(&r) = s.retransmit.front() {
+                    s.take_retransmission(1);
+                    self.send(s, now, r, false);
+                }
+                self.deliver_all(now);
+                let a = self.ack_now();
+                if s.on_ack(now, &a, 3, |_| RTO).packets_acked == 0 && s.bytes_in_flight() > 0 {
+                    s.on_rto(now, |_| RTO);
+                }
+            }
+            Ok(())
+        }
+
         /// Every byte sent has arrived or is still held by `s`.
         fn every_byte_arrived_or_held(&self, s: &Subflow) -> Result<(), proptest::test_runner::TestCaseError> {
             for dsn in (0..self.next_dsn).step_by(1000) {
@@ -1521,25 +1550,7 @@ mod tests {
                     }
                 }
             }
-            // The network stops losing: everything sent arrives and every
-            // acknowledgement returns; a timeout when nothing moves.
-            let mut now = ms(script.len() as u64 + 1);
-            for _ in 0..200 {
-                if !s.in_loss() && s.retransmit.is_empty() && s.bytes_in_flight() == 0 {
-                    break;
-                }
-                now += Duration::from_millis(1);
-                while !s.retransmit.is_empty() {
-                    if let Some(segment) = next(&mut s, &mut ch) {
-                        ch.send(&mut s, now, segment, false);
-                    }
-                }
-                ch.deliver_all(now);
-                let a = ch.ack_now();
-                if s.on_ack(now, &a, 3, |_| RTO).packets_acked == 0 && s.bytes_in_flight() > 0 {
-                    s.on_rto(now, |_| RTO);
-                }
-            }
+            ch.settle(&mut s, ms(script.len() as u64 + 1), |_, _, _| Ok(()))?;
             proptest::prop_assert!(!s.in_loss(), "the loss state outlasted its data");
             ch.every_byte_arrived_or_held(&s)?;
         }
@@ -1602,24 +1613,12 @@ mod tests {
                 proptest::prop_assert_eq!(flight_of(&s), (s.bytes_in_flight(), s.packets_in_flight()));
             }
             ch.every_byte_arrived_or_held(&s)?;
-            let mut now = ms(script.len() as u64 + 1);
-            for _ in 0..200 {
-                if s.retransmit.is_empty() && s.bytes_in_flight() == 0 {
-                    break;
-                }
-                now += Duration::from_millis(1);
-                proptest::prop_assert!(timers(&mut s, &mut ch, now, false));
-                while let Some(&r) = s.retransmit.front() {
-                    s.take_retransmission(1);
-                    ch.send(&mut s, now, r, false);
-                }
-                ch.deliver_all(now);
-                let a = ch.ack_now();
-                if s.on_ack(now, &a, 3, |_| RTO).packets_acked == 0 && s.bytes_in_flight() > 0 {
-                    s.on_rto(now, |_| RTO);
-                }
-                proptest::prop_assert_eq!(flight_of(&s), (s.bytes_in_flight(), s.packets_in_flight()));
-            }
+            ch.settle(&mut s, ms(script.len() as u64 + 1), |s, ch, now| {
+                proptest::prop_assert_eq!(flight_of(s), (s.bytes_in_flight(), s.packets_in_flight()));
+                proptest::prop_assert!(timers(s, ch, now, false), "a timer still due at {:?}", now);
+                Ok(())
+            })?;
+            proptest::prop_assert_eq!(flight_of(&s), (s.bytes_in_flight(), s.packets_in_flight()));
             proptest::prop_assert!(s.retransmit.is_empty() && s.bytes_in_flight() == 0, "not resolved");
             ch.every_byte_arrived_or_held(&s)?;
         }
