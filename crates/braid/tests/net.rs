@@ -67,6 +67,7 @@ fn a_sender_with_rack_tlp_delivers_every_byte() {
     let (s, r) = (sent.last().unwrap(), got.last().unwrap());
     assert_eq!((s["bytes"].as_u64(), r["bytes"].as_u64()), (Some(10_000_000), Some(10_000_000)));
     assert_eq!(s["sha256"], r["sha256"], "the same bytes arrived");
+    assert!(sent.iter().any(|l| l["event"] == "start" && l["rack_tlp"] == true), "the connection runs RACK-TLP");
 }
 
 #[test]

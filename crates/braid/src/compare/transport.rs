@@ -69,18 +69,32 @@ pub fn run(
     )?;
     recv.wait_for("\"listening\"", Duration::from_secs(10))?;
     let via: Vec<String> = (0..paths).map(client_addr).collect();
-    let time = format!("{}ms", duration.as_millis().max(1));
-    let seed = seed.to_string();
     let send = Lines::spawn(
-        in_ns(&client_ns(), &[braid, "send", "--to", &server, "--via", &via.join(",")])
-            .args(["--time", &time, "--cc", cc, "--scheduler", scheduler, "--seed", &seed, "--json"])
-            .args(rack_tlp.then_some("--rack-tlp")),
+        in_ns(&client_ns(), &[braid, "send", "--to", &server, "--via", &via.join(",")]).args(send_options(
+            (cc, scheduler, rack_tlp),
+            duration,
+            seed,
+        )),
         "braid send",
     )?;
     // The sender gives up after 30 s without a working path (its default --timeout).
     let sent = send.finish(duration + Duration::from_secs(60))?;
     let received = recv.finish(Duration::from_secs(30))?;
     Ok((summarise(&sent, &received, paths)?, [sent, received]))
+}
+
+/// What `braid send` is told besides where to send: how long, the
+/// controller, scheduler and loss detection, the data's seed, JSON lines.
+fn send_options((cc, scheduler, rack_tlp): (&str, &str, bool), duration: Duration, seed: u64) -> Vec<String> {
+    let time = format!("{}ms", duration.as_millis().max(1));
+    let mut o: Vec<String> =
+        ["--time", &time, "--cc", cc, "--scheduler", scheduler, "--seed", &seed.to_string(), "--json"]
+            .map(String::from)
+            .to_vec();
+    if rack_tlp {
+        o.push("--rack-tlp".into());
+    }
+    o
 }
 
 /// The JSON lines of `braid send --json` and `braid recv --json` this
@@ -210,6 +224,15 @@ pub fn summarise(sent: &str, received: &str, paths: usize) -> Result<Run, String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scenario's loss detection reaches Braid's sender.
+    #[test]
+    fn the_sender_is_told_the_scenarios_settings() {
+        let o = send_options(("lia", "blest", false), Duration::from_secs(15), 3);
+        assert_eq!(o.join(" "), "--time 15000ms --cc lia --scheduler blest --seed 3 --json");
+        let o = send_options(("lia", "blest", true), Duration::from_secs(15), 3);
+        assert_eq!(o.last().map(String::as_str), Some("--rack-tlp"));
+    }
 
     /// Lines as `braid send --json` printed them over fig7-mixed's
     /// testbed (trimmed to two seconds).

@@ -134,6 +134,8 @@ struct Start {
     to: String,
     cc: String,
     scheduler: String,
+    /// Whether the connection detects losses as Linux does (`--rack-tlp`).
+    rack_tlp: bool,
     /// The receiver's connection id on this connection's packets.
     token: Option<String>,
 }
@@ -224,6 +226,7 @@ pub fn run(args: Args) -> Result<(), String> {
                         to: remote.to_string(),
                         cc: args.cc.clone(),
                         scheduler: args.scheduler.clone(),
+                        rack_tlp: node.config().connection.rack_tlp,
                         token: token.clone(),
                     };
                     out.line(&s, || {
