@@ -2,14 +2,20 @@
 //! wrote a byte to the moment the receiving application read it in order
 //! (so it includes the time a byte waited in the send buffer).
 //!
-//! Kept as a byte-weighted HdrHistogram with three significant digits:
+//! Byte counts in HdrHistogram's buckets for three significant digits:
 //! percentiles are within 0.1% of the true value, from integer bucket
-//! arithmetic, and memory grows with the logarithm of the largest delay
-//! (1024 counters per doubling of the range), not with the number of bytes.
-//! Counters are 32-bit until the flow has delivered 4 GiB (so none can
-//! have overflowed), then 64-bit: half the memory for the common case,
-//! which matters with thousands of flows. The mean is exact (a sum of
+//! arithmetic, whatever the number of bytes. The mean is exact (a sum of
 //! delay x bytes).
+//!
+//! Why not an `hdrhistogram::Histogram` per flow while the run goes: its
+//! counters form one array from zero to the largest delay seen, 1024 per
+//! doubling of the range, about 50 KB per flow once a send buffer has held
+//! bytes for a second: half of all the memory of a 10,000-flow run, spread
+//! so thinly that each delivery touched a cold page. A flow's delays
+//! cluster, so here the same buckets are kept in pages of 64 counters,
+//! allocated when first used (a few per flow). The summary pours them into
+//! an `hdrhistogram::Histogram` with the same settings, which computes the
+//! percentiles: the same counts in the same buckets, so the same figures.
 
 use braid_proto::Duration;
 use hdrhistogram::Histogram;
@@ -20,28 +26,54 @@ const SIGNIFICANT_DIGITS: u8 = 3;
 /// buckets (no transport delay is that short).
 const LOWEST_DISCERNIBLE_NS: u64 = 1_000;
 
-/// Bytes per delay bucket (counts are bytes, not packets).
-#[derive(Clone, Debug, PartialEq)]
-enum Counts {
-    Small(Histogram<u32>),
-    Large(Histogram<u64>),
-}
+/// HdrHistogram's layout for these settings: the unit is the largest power
+/// of two not above the lowest discernible value (512 ns); each bucket
+/// spans a doubling of the range in 2^10 sub-buckets (2^11 counters would
+/// give three significant digits over a doubling from one; the first bucket
+/// has them all, later ones only their upper half). Tests check every
+/// bucket boundary against the crate.
+const UNIT_MAGNITUDE: u32 = LOWEST_DISCERNIBLE_NS.ilog2();
+const HALF_MAGNITUDE: u32 = 10;
 
-#[derive(Clone, Debug, PartialEq)]
+/// Counters per page.
+const PAGE: usize = 64;
+
+/// Bytes per delay bucket, by bucket index, in pages allocated on first use.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DelayHistogram {
-    counts: Counts,
+    pages: Vec<Option<Box<[u64; PAGE]>>>,
     total_bytes: u64,
     /// Sum of delay x bytes, in nanosecond-bytes.
     weighted_ns: u128,
 }
 
-impl Default for DelayHistogram {
-    fn default() -> Self {
-        let mut h = Histogram::new_with_bounds(LOWEST_DISCERNIBLE_NS, 2 * LOWEST_DISCERNIBLE_NS, SIGNIFICANT_DIGITS)
-            .expect("static bounds are valid");
-        h.auto(true);
-        DelayHistogram { counts: Counts::Small(h), total_bytes: 0, weighted_ns: 0 }
-    }
+/// HdrHistogram's counter index for `ns` (its `index_for`).
+fn bucket_index(ns: u64) -> usize {
+    let sub_bucket_mask = ((1u64 << (HALF_MAGNITUDE + 1)) - 1) << UNIT_MAGNITUDE;
+    let bucket = (64 - UNIT_MAGNITUDE - HALF_MAGNITUDE - 1) - (ns | sub_bucket_mask).leading_zeros();
+    let sub_bucket = (ns >> (bucket + UNIT_MAGNITUDE)) as usize;
+    ((bucket as usize + 1) << HALF_MAGNITUDE) + sub_bucket - (1 << HALF_MAGNITUDE)
+}
+
+/// The lowest delay, in nanoseconds, in the bucket of counter `index`
+/// (HdrHistogram's `value_for`): the inverse of [`bucket_index`].
+fn bucket_floor(index: usize) -> u64 {
+    let half = 1usize << HALF_MAGNITUDE;
+    let (bucket, sub_bucket) = match (index >> HALF_MAGNITUDE).checked_sub(1) {
+        Some(bucket) => (bucket as u32, (index & (half - 1)) + half),
+        // The lower half of the first bucket.
+        None => (0, index),
+    };
+    (sub_bucket as u64) << (bucket + UNIT_MAGNITUDE)
+}
+
+/// An empty histogram with the settings the buckets follow.
+fn hdr() -> Histogram<u64> {
+    let mut h = Histogram::new_with_bounds(LOWEST_DISCERNIBLE_NS, 2 * LOWEST_DISCERNIBLE_NS, SIGNIFICANT_DIGITS)
+        .expect("static bounds are valid");
+    // Auto-resize covers every u64 value.
+    h.auto(true);
+    h
 }
 
 impl DelayHistogram {
@@ -51,24 +83,12 @@ impl DelayHistogram {
         }
         self.total_bytes += bytes;
         self.weighted_ns += u128::from(delay.as_nanos()) * u128::from(bytes);
-        let ns = delay.as_nanos();
-        // Auto-resize covers every u64 value, so recording cannot fail.
-        match &mut self.counts {
-            Counts::Small(h) if self.total_bytes <= u64::from(u32::MAX) => {
-                let _ = h.record_n(ns, bytes as u32);
-            }
-            Counts::Small(h) => {
-                let mut large = Histogram::<u64>::new_from(h);
-                for v in h.iter_recorded() {
-                    let _ = large.record_n(v.value_iterated_to(), u64::from(v.count_at_value()));
-                }
-                let _ = large.record_n(ns, bytes);
-                self.counts = Counts::Large(large);
-            }
-            Counts::Large(h) => {
-                let _ = h.record_n(ns, bytes);
-            }
+        let i = bucket_index(delay.as_nanos());
+        let (page, slot) = (i / PAGE, i % PAGE);
+        if page >= self.pages.len() {
+            self.pages.resize(page + 1, None);
         }
+        self.pages[page].get_or_insert_with(|| Box::new([0; PAGE]))[slot] += bytes;
     }
 
     pub fn is_empty(&self) -> bool {
@@ -84,18 +104,32 @@ impl DelayHistogram {
     /// milliseconds: the upper edge of the bucket that holds it (within
     /// 0.1% above the true value).
     pub fn quantile_ms(&self, q: f64) -> Option<f64> {
-        let q = q.clamp(0.0, 1.0);
-        let ns = match &self.counts {
-            Counts::Small(h) => h.value_at_quantile(q),
-            Counts::Large(h) => h.value_at_quantile(q),
-        };
-        (!self.is_empty()).then_some(ns as f64 / 1e6)
+        let [v] = self.quantiles_ms([q]);
+        v
+    }
+
+    /// [`quantile_ms`](Self::quantile_ms) for several fractions at once.
+    pub fn quantiles_ms<const N: usize>(&self, qs: [f64; N]) -> [Option<f64>; N] {
+        if self.is_empty() {
+            return [None; N];
+        }
+        let mut h = hdr();
+        let counters = self.pages.iter().enumerate().filter_map(|(p, page)| Some((p, page.as_deref()?)));
+        for (p, page) in counters {
+            for (slot, &bytes) in page.iter().enumerate().filter(|(_, &b)| b > 0) {
+                // Auto-resize covers every value, so recording cannot fail.
+                let _ = h.record_n(bucket_floor(p * PAGE + slot), bytes);
+            }
+        }
+        qs.map(|q| Some(h.value_at_quantile(q.clamp(0.0, 1.0)) as f64 / 1e6))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     #[test]
     fn mean_and_quantiles_are_byte_weighted() {
@@ -128,18 +162,71 @@ mod tests {
         assert!((max - 600_000.0).abs() <= 600.0, "{max}");
     }
 
-    /// Past 4 GiB the counters widen without losing what they held.
+    /// Counts are bytes: far more than a 32-bit counter holds.
     #[test]
-    fn counters_widen_before_they_could_overflow() {
+    fn counts_beyond_four_gib() {
         let mut h = DelayHistogram::default();
         h.record(Duration::from_millis(10), 3_000_000_000);
-        h.record(Duration::from_millis(20), 1_000_000_000);
-        assert!(matches!(h.counts, Counts::Small(_)));
-        h.record(Duration::from_millis(20), 1_000_000_000);
-        assert!(matches!(h.counts, Counts::Large(_)));
-        h.record(Duration::from_millis(20), 5_000_000_000);
+        h.record(Duration::from_millis(20), 7_000_000_000);
         let (p25, p50) = (h.quantile_ms(0.25).unwrap(), h.quantile_ms(0.5).unwrap());
         assert!((10.0..10.01).contains(&p25) && (20.0..20.02).contains(&p50), "{p25} {p50}");
         assert!((h.mean_ms().unwrap() - 17.0).abs() < 1e-9);
+    }
+
+    /// Delays from 1 ns to the largest, spread over every magnitude, and
+    /// the edges of the first buckets.
+    fn delays(n: usize) -> impl Iterator<Item = u64> {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let edges = [0, 1, 511, 512, 1023, 1024, 1_048_575, 1_048_576, 2_097_151, 2_097_152, u64::MAX - 1, u64::MAX];
+        edges.into_iter().chain((0..n).map(move |_| rng.gen::<u64>() >> rng.gen_range(0..64)))
+    }
+
+    /// The buckets are HdrHistogram's: the same lowest value for every
+    /// delay, and the next bucket starts where the crate's next one does.
+    #[test]
+    fn buckets_are_hdrhistograms() {
+        let h = hdr();
+        for ns in delays(200_000) {
+            let i = bucket_index(ns);
+            assert_eq!(bucket_floor(i), h.lowest_equivalent(ns), "{ns} ns");
+            // (The crate caps the top of the last bucket one below its end.)
+            if ns < 1 << 63 {
+                assert_eq!(bucket_index(h.highest_equivalent(ns) + 1), i + 1, "{ns} ns: the bucket after");
+            }
+        }
+    }
+
+    /// The percentiles are exactly those of an `hdrhistogram::Histogram`
+    /// that recorded the same bytes itself, for narrow and wide spreads.
+    #[test]
+    fn quantiles_are_hdrhistograms() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        for case in 0..200 {
+            let (mut ours, mut theirs) = (DelayHistogram::default(), hdr());
+            let base = rng.gen_range(1_000..1_000_000_000u64);
+            let spread = [1.01, 1.5, 1e3][case % 3];
+            for _ in 0..rng.gen_range(1..2_000) {
+                let ns = (base as f64 * rng.gen_range(1.0..spread)) as u64;
+                let bytes = rng.gen_range(1..100_000u64);
+                ours.record(Duration::from_nanos(ns), bytes);
+                theirs.record_n(ns, bytes).unwrap();
+            }
+            let qs = [0.0, 0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0];
+            let want = qs.map(|q| Some(theirs.value_at_quantile(q) as f64 / 1e6));
+            assert_eq!(ours.quantiles_ms(qs), want, "case {case}");
+        }
+    }
+
+    /// Memory follows the spread of a flow's delays, not their size: a
+    /// flow whose delays stay within 10% of 300 ms holds two pages of
+    /// counters, where one array from zero would hold over 10,000.
+    #[test]
+    fn pages_cover_only_the_delays_seen() {
+        let mut h = DelayHistogram::default();
+        for ms in 285..=315 {
+            h.record(Duration::from_millis(ms), 1448);
+        }
+        let pages = h.pages.iter().filter(|p| p.is_some()).count();
+        assert!(pages <= 3, "{pages} pages");
     }
 }
