@@ -74,6 +74,12 @@ pub struct EventQueue {
     seq_limit: u32,
     /// Whether the last peeked event heads `others`.
     next_is_other: bool,
+    /// The head of `arrivals` has run and is no longer pending. It leaves
+    /// the heap when the next arrival is pushed, which takes its place (one
+    /// sift through the heap rather than one for the removal and one for
+    /// the push: a packet that leaves one idle link for another costs
+    /// both), or at the next peek.
+    arrival_done: bool,
 }
 
 impl Default for EventQueue {
@@ -84,7 +90,14 @@ impl Default for EventQueue {
 
 impl EventQueue {
     fn with_seq_limit(seq_limit: u32) -> Self {
-        EventQueue { arrivals: BinaryHeap::new(), others: BinaryHeap::new(), seq: 0, seq_limit, next_is_other: false }
+        EventQueue {
+            arrivals: BinaryHeap::new(),
+            others: BinaryHeap::new(),
+            seq: 0,
+            seq_limit,
+            next_is_other: false,
+            arrival_done: false,
+        }
     }
 
     /// The key of an event at `time` scheduled now, without its low bits.
@@ -102,6 +115,7 @@ impl EventQueue {
     #[cold]
     #[inline(never)]
     fn renumber(&mut self) {
+        self.drop_done_arrival();
         let mut keys: Vec<(Key, Option<Event>)> = self.arrivals.drain().map(|k| (k.0, None)).collect();
         keys.extend(self.others.drain().map(|e| (e.0.key, Some(e.0.event))));
         keys.sort_unstable_by_key(|&(key, _)| key);
@@ -119,8 +133,26 @@ impl EventQueue {
     pub fn push(&mut self, time: Instant, event: Event) {
         let key = self.key(time);
         match event {
-            Event::Arrive { link } => self.arrivals.push(Reverse(key | Key::from(link))),
+            Event::Arrive { link } => {
+                let arrival = Reverse(key | Key::from(link));
+                match self.arrival_done {
+                    true => {
+                        self.arrival_done = false;
+                        *self.arrivals.peek_mut().expect("the arrival done is still in the heap") = arrival;
+                    }
+                    false => self.arrivals.push(arrival),
+                }
+            }
             _ => self.others.push(Reverse(Entry { key, event })),
+        }
+    }
+
+    /// Takes the arrival that has run out of the heap, if it is still there.
+    #[inline]
+    fn drop_done_arrival(&mut self) {
+        if self.arrival_done {
+            self.arrival_done = false;
+            self.arrivals.pop();
         }
     }
 
@@ -141,6 +173,7 @@ impl EventQueue {
     /// [`reschedule_next`]: EventQueue::reschedule_next
     #[inline]
     pub fn peek_until(&mut self, until: Instant) -> Option<(Instant, Event)> {
+        self.drop_done_arrival();
         let (key, event) = match (self.arrivals.peek(), self.others.peek()) {
             (Some(a), Some(o)) if o.0.key < a.0 => (o.0.key, o.0.event),
             (Some(a), _) => (a.0, Event::Arrive { link: a.0 as u32 }),
@@ -156,7 +189,8 @@ impl EventQueue {
         if self.next_is_other {
             self.others.pop();
         } else {
-            self.arrivals.pop();
+            debug_assert!(!self.arrival_done, "an arrival removed twice");
+            self.arrival_done = true;
         }
     }
 
@@ -170,6 +204,7 @@ impl EventQueue {
             debug_assert!(key > next.0.key, "events only move later");
             next.0.key = key;
         } else {
+            debug_assert!(!self.arrival_done, "a removed arrival rescheduled");
             let mut next = self.arrivals.peek_mut().expect("an event to reschedule");
             debug_assert!(key > next.0, "events only move later");
             next.0 = key | next.0 & Key::from(u32::MAX);
