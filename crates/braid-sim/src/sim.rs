@@ -533,15 +533,18 @@ impl Sim {
             return;
         }
         let to = p.to as usize;
-        let packet = match self.release(p) {
-            InFlight::Packet(p) => p,
-            InFlight::Bytes(b) => match wire::decode(&b) {
-                Ok(p) => p,
+        // Handed over from its slot without a copy on the way (112 bytes).
+        let conn = &mut self.endpoints[to].conn;
+        let accepted = match self.packets[p.slot as usize].take() {
+            Some(InFlight::Packet(packet)) => conn.handle_datagram(self.now, packet),
+            Some(InFlight::Bytes(b)) => match wire::decode(&b) {
+                Ok(packet) => conn.handle_datagram(self.now, packet),
                 Err(e) => unreachable!("the wire format refused its own encoding: {e}"),
             },
+            None => unreachable!("a packet in the network has a slot"),
         };
+        self.free_slots.push(p.slot);
         // The simulator only carries packets a connection built.
-        let accepted = self.endpoints[to].conn.handle_datagram(self.now, packet);
         debug_assert!(accepted.is_ok(), "{accepted:?}");
         self.pump(to);
     }
@@ -604,19 +607,24 @@ impl Sim {
     /// Drops a packet: frees its slot (cross traffic has none).
     fn discard(&mut self, p: SimPacket) {
         if p.slot & CROSS == 0 {
-            self.release(p);
+            let dropped = self.packets[p.slot as usize].take();
+            debug_assert!(dropped.is_some(), "a packet in the network has a slot");
+            self.free_slots.push(p.slot);
         }
     }
 
-    /// Takes a connection's packet out of the network (delivered or dropped).
-    fn release(&mut self, p: SimPacket) -> InFlight {
-        self.free_slots.push(p.slot);
-        self.packets[p.slot as usize].take().expect("a packet in the network has a slot")
-    }
-
-    /// Puts a packet into the network on its route from `at`.
+    /// Puts a packet into the network on its route from `at`. The packet
+    /// goes straight into its slot: it is 112 bytes, and each move through
+    /// a temporary would copy it again.
     fn send(&mut self, packet: Packet, at: u32, to: u32, wire_format: bool) {
-        let (packet, bytes) = if wire_format {
+        let slot = match self.free_slots.pop() {
+            Some(slot) => slot,
+            None => {
+                self.packets.push(None);
+                (self.packets.len() - 1) as u32
+            }
+        };
+        let bytes = if wire_format {
             // A synthetic payload travels as its length only; the link is
             // charged for the bytes it stands for.
             let synthetic = match &packet.frame {
@@ -626,20 +634,12 @@ impl Sim {
             let mut b = Vec::new();
             wire::encode(&packet, &mut b);
             let len = b.len() as u32 + synthetic + UDP_IPV4_OVERHEAD;
-            (InFlight::Bytes(b), len)
+            self.packets[slot as usize] = Some(InFlight::Bytes(b));
+            len
         } else {
             let len = packet.wire_len();
-            (InFlight::Packet(packet), len)
-        };
-        let slot = match self.free_slots.pop() {
-            Some(slot) => {
-                self.packets[slot as usize] = Some(packet);
-                slot
-            }
-            None => {
-                self.packets.push(Some(packet));
-                (self.packets.len() - 1) as u32
-            }
+            self.packets[slot as usize] = Some(InFlight::Packet(packet));
+            len
         };
         self.offer(self.hops[at as usize], SimPacket { slot, at, to }, bytes);
     }
