@@ -38,10 +38,22 @@ const HALF_MAGNITUDE: u32 = 10;
 /// Counters per page.
 const PAGE: usize = 64;
 
+/// Records held back before they are counted into their pages.
+const HELD: usize = 6;
+
 /// Bytes per delay bucket, by bucket index, in pages allocated on first use.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DelayHistogram {
     pages: Vec<Option<Box<[u64; PAGE]>>>,
+    /// The latest records, as (bucket index, bytes), not yet counted into
+    /// `pages`. With many flows a flow's own state is in the cache when it
+    /// delivers (the simulator asks for it ahead) but its pages are not,
+    /// and reaching a page takes two dependent misses (the page's slot,
+    /// then the page): counting a few records at a time pays them once
+    /// per few packets. A record in the same bucket as the last one held
+    /// joins it.
+    held: [(u32, u64); HELD],
+    held_len: u8,
     total_bytes: u64,
     /// Sum of delay x bytes, in nanosecond-bytes.
     weighted_ns: u128,
@@ -83,12 +95,30 @@ impl DelayHistogram {
         }
         self.total_bytes += bytes;
         self.weighted_ns += u128::from(delay.as_nanos()) * u128::from(bytes);
-        let i = bucket_index(delay.as_nanos());
-        let (page, slot) = (i / PAGE, i % PAGE);
-        if page >= self.pages.len() {
-            self.pages.resize(page + 1, None);
+        // Bucket indices stay below 2^16 (47,104 buckets cover every u64).
+        let i = bucket_index(delay.as_nanos()) as u32;
+        let len = usize::from(self.held_len);
+        if let Some(last) = self.held[..len].last_mut().filter(|h| h.0 == i) {
+            last.1 += bytes;
+            return;
         }
-        self.pages[page].get_or_insert_with(|| Box::new([0; PAGE]))[slot] += bytes;
+        if len == HELD {
+            self.count_held();
+        }
+        self.held[usize::from(self.held_len)] = (i, bytes);
+        self.held_len += 1;
+    }
+
+    /// Counts the records held into their pages.
+    fn count_held(&mut self) {
+        for &(i, bytes) in &self.held[..usize::from(self.held_len)] {
+            let (page, slot) = (i as usize / PAGE, i as usize % PAGE);
+            if page >= self.pages.len() {
+                self.pages.resize(page + 1, None);
+            }
+            self.pages[page].get_or_insert_with(|| Box::new([0; PAGE]))[slot] += bytes;
+        }
+        self.held_len = 0;
     }
 
     pub fn is_empty(&self) -> bool {
@@ -113,13 +143,13 @@ impl DelayHistogram {
         if self.is_empty() {
             return [None; N];
         }
+        let pages = self.pages.iter().enumerate().filter_map(|(p, page)| Some((p * PAGE, page.as_deref()?)));
+        let counted = pages.flat_map(|(first, page)| page.iter().enumerate().map(move |(slot, &b)| (first + slot, b)));
+        let held = self.held[..usize::from(self.held_len)].iter().map(|&(i, b)| (i as usize, b));
         let mut h = hdr();
-        let counters = self.pages.iter().enumerate().filter_map(|(p, page)| Some((p, page.as_deref()?)));
-        for (p, page) in counters {
-            for (slot, &bytes) in page.iter().enumerate().filter(|(_, &b)| b > 0) {
-                // Auto-resize covers every value, so recording cannot fail.
-                let _ = h.record_n(bucket_floor(p * PAGE + slot), bytes);
-            }
+        for (i, bytes) in counted.chain(held).filter(|&(_, b)| b > 0) {
+            // Auto-resize covers every value, so recording cannot fail.
+            let _ = h.record_n(bucket_floor(i), bytes);
         }
         qs.map(|q| Some(h.value_at_quantile(q.clamp(0.0, 1.0)) as f64 / 1e6))
     }
