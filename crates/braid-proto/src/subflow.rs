@@ -1377,6 +1377,13 @@ mod tests {
             (self.next_dsn - 1000, 1000)
         }
 
+        /// The oldest segment `s` has queued to re-send, taken for sending.
+        fn take_resend(s: &mut Subflow) -> Option<(u64, u32)> {
+            let r = *s.retransmit.front()?;
+            s.take_retransmission(1);
+            Some(r)
+        }
+
         /// `s` sends `(dsn, len)` at `now`; the network loses it if `lost`.
         fn send(&mut self, s: &mut Subflow, now: Instant, (dsn, len): (u64, u32), lost: bool) {
             let floor = s.pn_floor();
@@ -1441,8 +1448,7 @@ mod tests {
                 }
                 now += Duration::from_millis(1);
                 step(s, self, now)?;
-                while let Some(&r) = s.retransmit.front() {
-                    s.take_retransmission(1);
+                while let Some(r) = Channel::take_resend(s) {
                     self.send(s, now, r, false);
                 }
                 self.deliver_all(now);
@@ -1523,13 +1529,9 @@ mod tests {
             let mut ch = Channel::new(1);
             // What goes out next: a re-sending if one is queued, new data
             // unless in the loss state.
-            let next = |s: &mut Subflow, ch: &mut Channel| match s.retransmit.front() {
-                Some(&r) => {
-                    s.take_retransmission(1);
-                    Some(r)
-                }
+            let next = |s: &mut Subflow, ch: &mut Channel| match Channel::take_resend(s) {
                 None if s.in_loss() => None,
-                None => Some(ch.new_data()),
+                r => Some(r.unwrap_or_else(|| ch.new_data())),
             };
             for (t, &v) in script.iter().enumerate() {
                 let (now, pick) = (ms(t as u64 + 1), (v / 10) as usize);
@@ -1593,13 +1595,7 @@ mod tests {
                 proptest::prop_assert!(timers(&mut s, &mut ch, now, pick % 5 == 0), "a timer still due at {:?}", now);
                 match v % 10 {
                     0 | 1 if s.bytes_in_flight() < 20_000 => {
-                        let segment = match s.retransmit.front() {
-                            Some(&r) => {
-                                s.take_retransmission(1);
-                                r
-                            }
-                            None => ch.new_data(),
-                        };
+                        let segment = Channel::take_resend(&mut s).unwrap_or_else(|| ch.new_data());
                         ch.send(&mut s, now, segment, pick % 4 == 0);
                     }
                     8 | 9 if pick % 7 == 0 && !s.sent.is_empty() => {
