@@ -16,6 +16,7 @@ mod source;
 pub mod topology;
 pub mod trace;
 pub mod traffic;
+mod write_log;
 
 pub use cross::{CrossOutcome, CrossTraffic};
 pub use delay::DelayHistogram;

@@ -15,9 +15,9 @@
 //! bytes. Cross-traffic packets ([`CrossTraffic`]) have no slot at all:
 //! their handle names their source instead.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::write_log::WriteLog;
 use braid_proto::crypto::{Crypto, RustCrypto};
 use braid_proto::prefetch::{prefetch, prefetch_all};
 use braid_proto::{
@@ -152,9 +152,9 @@ struct FlowState {
     source: Source,
     start: Instant,
     outcome: FlowOutcome,
-    /// (end of written stream, write time), oldest first, to time each byte
-    /// from write to read.
-    write_log: VecDeque<(u64, Instant)>,
+    /// When the bytes not yet read were written, to time each byte from
+    /// write to read.
+    write_log: WriteLog,
 }
 
 impl FlowState {
@@ -280,7 +280,7 @@ impl Sim {
                         closed_subflows: Vec::new(),
                         delay: DelayHistogram::default(),
                     },
-                    write_log: VecDeque::new(),
+                    write_log: WriteLog::default(),
                 })
                 .collect(),
             unfinished: flows.len(),
@@ -575,10 +575,7 @@ impl Sim {
             prefetch_all(&self.state[p.to as usize / 2]);
         }
         if let Some(p) = l.queued(1).filter(near_endpoint) {
-            let log = &self.state[p.to as usize / 2].write_log;
-            for entry in [log.front(), log.back()].into_iter().flatten() {
-                prefetch(entry);
-            }
+            self.state[p.to as usize / 2].write_log.prefetch();
             if let Some(InFlight::Packet(packet)) = &self.packets[p.slot as usize] {
                 let ep = &self.endpoints[p.to as usize];
                 if let Some(route) = ep.routes.get(packet.subflow.index()) {
@@ -691,7 +688,7 @@ impl Sim {
             if want == 0 {
                 return;
             }
-            out.written += match ep.payload.as_mut() {
+            let n = match ep.payload.as_mut() {
                 Some(stream) => {
                     self.scratch.resize(want as usize, 0);
                     stream.fill(out.written, &mut self.scratch);
@@ -699,11 +696,8 @@ impl Sim {
                 }
                 None => ep.conn.write_zeros(want),
             };
-            let log = &mut st.write_log;
-            match log.back_mut() {
-                Some((end, t)) if *t == self.now => *end = out.written,
-                _ => log.push_back((out.written, self.now)),
-            }
+            out.written += n;
+            st.write_log.wrote(n, self.now);
             return;
         }
         let n = match ep.payload.as_mut() {
@@ -718,17 +712,8 @@ impl Sim {
             None => ep.conn.consume(u64::MAX),
         };
         // Time the bytes just read against when they were written.
-        let (mut from, to) = (out.delivered, out.delivered + n);
-        let log = &mut st.write_log;
-        while from < to {
-            let Some(&(end, written_at)) = log.front() else { break };
-            let upto = end.min(to);
-            out.delay.record(self.now - written_at, upto - from);
-            from = upto;
-            if end <= to {
-                log.pop_front();
-            }
-        }
+        let now = self.now;
+        st.write_log.read(n, |written_at, bytes| out.delay.record(now - written_at, bytes));
         out.delivered += n;
         if st.size.is_some_and(|s| out.delivered >= s) && out.completed_at.is_none() {
             out.completed_at = Some(self.now);
