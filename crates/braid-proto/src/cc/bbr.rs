@@ -36,8 +36,10 @@
 //! the saved window comes back when that state ends, or at once if the
 //! timeout proves spurious.
 //!
-//! Deviations from Linux: no ack-aggregation allowance
-//! (`bbr_update_ack_aggregation`) and no long-term bandwidth mode for
+//! The window's target has Linux's allowance for ACK aggregation
+//! (`cc/ack_aggregation.rs`) once the pipe is filled.
+//!
+//! Deviations from Linux: no long-term bandwidth mode for
 //! policers (`bbr_lt_bw_sampling`); in-flight counts have no
 //! departure-time adjustment (`bbr_packets_in_net_at_edt`); the RTprop
 //! stamp is refreshed on equal samples (`<=`, as 5.4.0 and the draft). The draft and Linux start
@@ -46,6 +48,7 @@
 //! segments (Linux's value above 1.2 Mbit/s) up to 64 KB at 1 ms of
 //! pacing.
 
+use super::ack_aggregation::AckAggregation;
 use super::{deactivate, install, AckSample, Controller, PathSlot, PathView};
 use crate::time::{Duration, Instant};
 
@@ -182,6 +185,9 @@ pub(super) struct BbrPath {
     /// Linux's `bbr_set_pacing_rate`): the rate paced at so far, from the
     /// initial window over the first RTT on. 0 until that RTT is known.
     startup_pacing: f64,
+    /// The allowance for ACK aggregation (`cc/ack_aggregation.rs`); none
+    /// for C-MPBBR, whose module predates it.
+    pub(super) aggregation: Option<AckAggregation>,
 }
 
 impl BbrPath {
@@ -215,6 +221,7 @@ impl BbrPath {
             probe_rtt_round_done: false,
             initial_window: cwnd,
             startup_pacing: 0.0,
+            aggregation: Some(AckAggregation::default()),
         }
     }
 
@@ -265,9 +272,16 @@ impl BbrPath {
     /// model. What the window targets (on [`BbrPath::bdp`]) and what the
     /// state machine compares in flight with (on [`BbrPath::full_bdp`]).
     fn inflight(&self, bdp: Option<f64>, gain: f64) -> f64 {
+        self.inflight_with(bdp, gain, 0.0)
+    }
+
+    /// [`BbrPath::inflight`] with `extra` segments added before the send
+    /// quanta and the rounding, as `bbr_set_cwnd` adds the ACK-aggregation
+    /// allowance.
+    fn inflight_with(&self, bdp: Option<f64>, gain: f64, extra: f64) -> f64 {
         let Some(bdp) = bdp else { return self.initial_window };
         let quanta = 3.0 * (self.send_quantum() / self.mss).floor();
-        let mut segments = 2.0 * (((gain * bdp / self.mss).ceil() + quanta) / 2.0).ceil();
+        let mut segments = 2.0 * (((gain * bdp / self.mss).ceil() + extra + quanta) / 2.0).ceil();
         if self.state == BbrState::ProbeBw && self.cycle_index == 0 {
             segments += 2.0;
         }
@@ -280,9 +294,14 @@ impl BbrPath {
         self.full_bdp().map_or(0.0, |bdp| self.inflight(Some(bdp), 1.0) - bdp)
     }
 
-    /// The window the model asks for at `gain`.
+    /// The window the model asks for at `gain`: with the allowance for ACK
+    /// aggregation once the pipe is filled (`bbr_ack_aggregation_cwnd`).
     fn target_window(&self, gain: f64) -> f64 {
-        self.inflight(self.bdp(), gain)
+        let extra = match &self.aggregation {
+            Some(a) if self.filled_pipe => a.allowance_segments(self.btl_bw, self.mss),
+            _ => 0.0,
+        };
+        self.inflight_with(self.bdp(), gain, extra)
     }
 
     /// The rate paced at: the model's, 1% below (Linux's
@@ -343,6 +362,9 @@ impl BbrPath {
             self.last_rate = rs.delivery_rate;
             if !rs.is_app_limited || rs.delivery_rate >= self.btl_bw {
                 self.btl_bw = self.bw_filter.update(self.round, rs.delivery_rate, BTLBW_ROUNDS);
+            }
+            if let Some(a) = self.aggregation.as_mut() {
+                a.on_ack(ack.now, ack.bytes_acked as f64, round_start, self.btl_bw, self.cwnd, self.mss);
             }
         }
         debug_assert_eq!(self.btl_bw, self.bw_filter.get());
@@ -899,6 +921,10 @@ mod tests {
         let mut b = Bbr::default();
         let mut view = [PathView { active: true, bytes_in_flight: 200_000, ..Default::default() }];
         let mut delivered = drained(&mut b, &view);
+        // Startup's 50 kB ACKs count as ACK aggregation, which would add to
+        // the window's target: the target here is the BDP's alone (the
+        // allowance has its own test below).
+        b.paths[0].aggregation = None;
         view[0].bytes_in_flight = 180_000;
         next_ack(&mut b, &mut delivered, 300, 40, &view);
         assert_eq!(b.state(0), Some(BbrState::Drain), "180 kB in flight is above 178 kB");
@@ -919,6 +945,31 @@ mod tests {
         assert_eq!(b.window(0), 178_000);
         next_ack(&mut b, &mut delivered, 450, 40, &view);
         assert_eq!(b.window(0), 179_000);
+    }
+
+    /// Linux's allowance for ACK aggregation. Startup's ACKs came 50 kB at
+    /// a time, 40 ms apart, less than BtlBw would deliver in that time, so
+    /// each started an epoch and counted whole (capped by the window) as
+    /// the excess: once the pipe is filled the window's target is 50
+    /// segments above the BDP's 2 x 172 + 12 = 356, until the rounds that
+    /// saw the bursts leave the filter (5 to 10 rounds; each ACK here
+    /// starts one). ACKs of one segment every millisecond, at BtlBw (4.3
+    /// segments a millisecond), each start an epoch too: one segment more.
+    #[test]
+    fn ack_aggregation_raises_the_window_target() {
+        let mut b = Bbr::default();
+        let view = [PathView { active: true, bytes_in_flight: 150_000, ..Default::default() }];
+        let mut delivered = drained(&mut b, &view);
+        next_ack(&mut b, &mut delivered, 400, 40, &view);
+        assert_eq!(b.state(0), Some(BbrState::ProbeBw));
+        assert_eq!(b.paths[0].target_window(2.0), 406_000.0);
+        let mut without = b.paths[0].clone();
+        without.aggregation = None;
+        assert_eq!(without.target_window(2.0), 356_000.0);
+        for ms in 401..=410 {
+            next_ack(&mut b, &mut delivered, ms, 40, &view);
+        }
+        assert_eq!(b.paths[0].target_window(2.0), 358_000.0);
     }
 
     /// ProbeBW's probing phase (gain 1.25) lasts at least one RTprop and

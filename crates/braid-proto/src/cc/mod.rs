@@ -17,6 +17,7 @@
 //! halve congestion-avoidance growth. Slow start grows by every acknowledged
 //! byte (Linux counts every acknowledged packet, which is equivalent).
 
+mod ack_aggregation;
 mod aimd;
 mod balia;
 mod bbr;

@@ -147,6 +147,9 @@ impl Controller for MpBbr {
     }
     fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
         self.bbr.on_path_added(path, mss, iw);
+        // The authors' module is built on a BBR without Linux's allowance
+        // for ACK aggregation (added in 5.1).
+        self.bbr.paths[path].aggregation = None;
         if self.checked.len() <= path {
             self.checked.resize(path + 1, (None, 0));
             self.cycle_min_rtt.resize(path + 1, None);
@@ -211,6 +214,18 @@ impl Controller for MpBbr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The authors' module predates Linux's allowance for ACK aggregation;
+    /// plain BBR has it.
+    #[test]
+    fn no_ack_aggregation_allowance() {
+        let mut m = MpBbr::default();
+        m.on_path_added(0, 1000, 10);
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        assert!(b.paths[0].aggregation.is_some());
+        assert!(m.bbr.paths[0].aggregation.is_none());
+    }
 
     fn with_bw(bws: &[f64]) -> MpBbr {
         let mut m = MpBbr::default();
