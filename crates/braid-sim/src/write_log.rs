@@ -37,10 +37,29 @@ pub(crate) struct WriteLog {
 impl WriteLog {
     /// The application wrote `bytes` more at `now` (not before the last
     /// write). Writes at one instant share an entry.
-    pub(crate) fn wrote(&mut self, mut bytes: u64, now: Instant) {
+    pub(crate) fn wrote(&mut self, bytes: u64, now: Instant) {
         if bytes == 0 {
             return;
         }
+        let small = u32::try_from(bytes).ok();
+        if now == self.last_time {
+            if let Some(sum) = self.writes.back().zip(small).and_then(|(last, b)| last.bytes.checked_add(b)) {
+                self.writes.back_mut().expect("just seen").bytes = sum;
+                return;
+            }
+        }
+        match (small, u32::try_from(now.saturating_since(self.last_time).as_nanos())) {
+            (Some(bytes), Ok(gap)) if now != self.last_time || self.writes.is_empty() => {
+                self.writes.push_back(Write { bytes, gap });
+                self.last_time = now;
+            }
+            _ => self.wrote_in_parts(bytes, now),
+        }
+    }
+
+    /// [`WriteLog::wrote`] for a write or a pause too long for one entry.
+    #[cold]
+    fn wrote_in_parts(&mut self, mut bytes: u64, now: Instant) {
         if now == self.last_time {
             if let Some(last) = self.writes.back_mut() {
                 let joined = bytes.min(u64::from(u32::MAX - last.bytes));
@@ -61,22 +80,21 @@ impl WriteLog {
     }
 
     /// The application read `bytes` more, in order: `each` gets their
-    /// write times, oldest first, with how many bytes each one covers.
-    /// Bytes beyond what was logged are not timed.
+    /// write times, oldest first, with how many bytes each one covers
+    /// (none, for an entry that only moves time on). Bytes beyond what was
+    /// logged are not timed.
     pub(crate) fn read(&mut self, mut bytes: u64, mut each: impl FnMut(Instant, u64)) {
-        while let Some(first) = self.writes.front_mut() {
-            let take = bytes.min(u64::from(first.bytes));
-            if take == 0 && first.bytes > 0 {
-                return;
-            }
+        while bytes > 0 {
+            let Some(first) = self.writes.front_mut() else { return };
             let written_at = self.read_time + Duration::from_nanos(u64::from(first.gap));
-            each(written_at, take);
-            first.bytes -= take as u32;
-            bytes -= take;
-            if first.bytes == 0 {
-                self.read_time = written_at;
-                self.writes.pop_front();
+            if bytes < u64::from(first.bytes) {
+                first.bytes -= bytes as u32;
+                return each(written_at, bytes);
             }
+            bytes -= u64::from(first.bytes);
+            each(written_at, u64::from(first.bytes));
+            self.read_time = written_at;
+            self.writes.pop_front();
         }
     }
 
