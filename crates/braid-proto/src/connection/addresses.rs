@@ -56,6 +56,11 @@ impl Connection {
         truncated(self.session.crypto.hmac_sha256(&key, &[&[id], &ip, &addr.port().to_be_bytes()]))
     }
 
+    /// Whether [`Connection::address_control`] may have a signal to send.
+    pub(super) fn signals_queued(&self) -> bool {
+        !self.outbox.is_empty() || !self.advertised.is_empty()
+    }
+
     /// The next address signal to send, if any.
     pub(super) fn address_control(&mut self) -> Option<Control> {
         if let Some(c) = self.outbox.pop_front() {

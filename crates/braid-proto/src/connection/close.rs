@@ -171,6 +171,10 @@ impl Connection {
     /// FIN before address signalling: it may be the FIN's own probe, the
     /// only packet an idle side sends, and the signals ride on the next.
     pub(super) fn connection_control(&mut self, probe: bool) -> Option<Control> {
+        // Most packets carry none: decided without building one.
+        if self.reset_pending.is_none() && self.fin.local.is_none() && !self.signals_queued() {
+            return None;
+        }
         if let Some(code) = self.reset_pending.take() {
             return Some(Control::Reset { code });
         }
