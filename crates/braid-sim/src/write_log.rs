@@ -43,9 +43,11 @@ impl WriteLog {
         }
         let small = u32::try_from(bytes).ok();
         if now == self.last_time {
-            if let Some(sum) = self.writes.back().zip(small).and_then(|(last, b)| last.bytes.checked_add(b)) {
-                self.writes.back_mut().expect("just seen").bytes = sum;
-                return;
+            if let Some(last) = self.writes.back_mut() {
+                if let Some(sum) = small.and_then(|b| last.bytes.checked_add(b)) {
+                    last.bytes = sum;
+                    return;
+                }
             }
         }
         match (small, u32::try_from(now.saturating_since(self.last_time).as_nanos())) {
