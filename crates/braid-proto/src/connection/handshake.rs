@@ -493,6 +493,8 @@ impl Connection {
 
     /// Server: opens subflow `i` (creating empty slots below it).
     fn open_slot(&mut self, i: usize, backup: bool) {
+        // Room for these only (see `Connection::add_subflow`).
+        self.subflows.reserve_exact((i + 1).saturating_sub(self.subflows.len()));
         while self.subflows.len() <= i {
             self.subflows.push(Subflow::vacant(self.config.mss));
         }

@@ -357,6 +357,9 @@ impl Connection {
         let i = self.subflows.len();
         let id = SubflowId::from_index(i).filter(|_| self.session.side == Side::Client).ok_or(TooManySubflows)?;
         let sf = self.new_subflow(backup);
+        // Room for this one only: a subflow is 640 bytes, and doubling would
+        // leave two unused of four for the usual two subflows.
+        self.subflows.reserve_exact(1);
         self.subflows.push(sf);
         self.unjoined += 1;
         self.cc.on_path_added(i, self.config.mss, self.config.initial_window);
@@ -583,5 +586,35 @@ impl Connection {
             .filter(|&i| self.subflows[i].usable())
             .min_by_key(|&i| (pick(&self.subflows[i]), i))
             .or_else(|| self.subflows.iter().position(|s| s.is_open()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::RustCrypto;
+
+    fn parts() -> (Box<dyn Controller>, Box<dyn Scheduler>, Arc<dyn Crypto>) {
+        (crate::cc::by_name("lia").unwrap(), crate::sched::by_name("minrtt").unwrap(), Arc::new(RustCrypto))
+    }
+
+    /// A connection holds room for the subflows it has and no more (a
+    /// subflow is 640 bytes; doubling growth would hold four for the usual
+    /// two), on the client as it opens them and on the server as they
+    /// arrive, with empty slots below a subflow that arrives first.
+    #[test]
+    fn subflows_hold_no_spare_room() {
+        for n in 1..=4 {
+            let (cc, sched, crypto) = parts();
+            let mut client = Connection::client(Config::default(), cc, sched, 1, crypto);
+            for _ in 0..n {
+                client.add_subflow(false).unwrap();
+            }
+            assert_eq!(client.subflows.capacity(), n, "client");
+            let (cc, sched, crypto) = parts();
+            let id = SubflowId::from_index(n - 1).unwrap();
+            let server = Connection::accepted(Config::default(), cc, sched, 2, 1, crypto, id);
+            assert_eq!(server.subflows.capacity(), n, "server");
+        }
     }
 }
