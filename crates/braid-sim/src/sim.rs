@@ -17,7 +17,6 @@
 
 use std::sync::Arc;
 
-use crate::write_log::WriteLog;
 use braid_proto::crypto::{Crypto, RustCrypto};
 use braid_proto::prefetch::{prefetch, prefetch_all};
 use braid_proto::{
@@ -34,6 +33,7 @@ use crate::metrics::{LinkSample, SampleSink, SubflowSample};
 use crate::payload::PayloadStream;
 use crate::source::{Source, MIN_WAKE_GAP};
 use crate::topology::Topology;
+use crate::write_log::WriteLog;
 
 /// One flow as the simulator needs it.
 #[derive(Clone, Debug)]
