@@ -972,6 +972,27 @@ mod tests {
         assert_eq!(b.paths[0].target_window(2.0), 358_000.0);
     }
 
+    /// Before the pipe is filled the allowance is measured but not added
+    /// (`bbr_full_bw_reached` in Linux's `bbr_ack_aggregation_cwnd`).
+    #[test]
+    fn no_ack_aggregation_allowance_before_the_pipe_is_filled() {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let view = [PathView { active: true, bytes_in_flight: 100_000, ..Default::default() }];
+        let mut delivered = 0;
+        for (round, rate) in [1e6, 2e6, 4e6].into_iter().enumerate() {
+            let prior = delivered;
+            delivered += 50_000;
+            b.on_ack(0, &ack(40 * (round as u64 + 1), 50_000, delivered, rate, prior, 40), &view);
+        }
+        assert_eq!(b.state(0), Some(BbrState::Startup));
+        let p = &b.paths[0];
+        assert!(p.aggregation.as_ref().unwrap().allowance_segments(p.btl_bw, p.mss) > 0.0, "bursts were seen");
+        let mut without = p.clone();
+        without.aggregation = None;
+        assert_eq!(p.target_window(STARTUP_GAIN), without.target_window(STARTUP_GAIN));
+    }
+
     /// ProbeBW's probing phase (gain 1.25) lasts at least one RTprop and
     /// until 1.25 BDP is in flight (or a loss); the draining phase (0.75)
     /// ends early once in flight is down to one BDP: each with Linux's
