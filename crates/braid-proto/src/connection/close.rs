@@ -166,17 +166,16 @@ impl Connection {
     }
 
     /// The connection-level control for an outgoing packet when the
-    /// handshake has none to send: a reset, queued address signalling, or
-    /// our FIN while it is unacknowledged. A zero-length probe carries the
-    /// FIN before address signalling: it may be the FIN's own probe, the
-    /// only packet an idle side sends, and the signals ride on the next.
+    /// handshake has none to send: queued address signalling, or our FIN
+    /// while it is unacknowledged. (A reset goes out on a packet of its
+    /// own, `poll_reset`: once the connection has failed nothing else is
+    /// sent.) A zero-length probe carries the FIN before address
+    /// signalling: it may be the FIN's own probe, the only packet an idle
+    /// side sends, and the signals ride on the next.
     pub(super) fn connection_control(&mut self, probe: bool) -> Option<Control> {
         // Most packets carry none: decided without building one.
-        if self.reset_pending.is_none() && self.fin.local.is_none() && !self.signals_queued() {
+        if self.fin.local.is_none() && !self.signals_queued() {
             return None;
-        }
-        if let Some(code) = self.reset_pending.take() {
-            return Some(Control::Reset { code });
         }
         let fin = match self.fin.local {
             Some(dsn) if !self.fin.local_acked => Some(Control::DataFin { dsn }),
