@@ -415,8 +415,8 @@ fn summarise(scenario: &Scenario, sim: &Sim, stats: &SampleStats, seed: u64) -> 
         .map(|l| {
             let stats = l.stats(end);
             LinkSummary {
-                name: l.spec.name.clone(),
-                rate_mbps: l.spec.rate_bps as f64 / 1e6,
+                name: l.spec().name.clone(),
+                rate_mbps: l.spec().rate_bps as f64 / 1e6,
                 utilization: utilisation(l.busy_time(end), end - Instant::ZERO),
                 bytes_sent: stats.bytes_sent,
                 packets_offered: stats.arrivals,

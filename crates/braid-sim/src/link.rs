@@ -148,8 +148,10 @@ impl LinkSpec {
     }
 }
 
-/// Counters per link, cumulative from the start of the run.
+/// Counters per link, cumulative from the start of the run. In this order
+/// (`repr(C)`): those that move per packet first, see [`Link`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct LinkStats {
     /// Packets offered to the link (dropped or not).
     pub arrivals: u64,
@@ -229,52 +231,74 @@ struct OnLink<T> {
 /// about it; a packet is counted as sent when it leaves at the far end, and
 /// [`Link::stats`] adds those that finished serialising but are still
 /// propagating.
+///
+/// Laid out by hand: with thousands of flows a packet meets its flow's
+/// access links cold, and what an offer and an arrival touch (the FIFO,
+/// the queue, the flags, the delay, the queue limit and the counters
+/// that move per packet) fills the first two cache lines, not six of the
+/// seven a link spanned with the fields in the compiler's order. `delay`,
+/// `queue` and the flags are copies of the (private, fixed) spec.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Link<T> {
-    pub spec: LinkSpec,
-    pub up: bool,
     fifo: VecDeque<OnLink<T>>,
-    /// The last `waiting` packets of `fifo` had not started serialising at
-    /// the last offer, and hold `queue_bytes`.
-    waiting: usize,
-    queue_bytes: u64,
     /// When the serialiser is free for the next packet.
     free_at: Instant,
-    /// RED's average queue length.
-    red_avg: f64,
-    /// The loss model's state; `lossy` is false when it can never drop, so
-    /// lossless links skip it.
-    loss: LossModel,
+    /// The last `waiting` packets of `fifo` had not started serialising at
+    /// the last offer, and hold `queue_bytes`.
+    queue_bytes: u64,
+    waiting: u32,
+    pub up: bool,
+    /// False when the loss model can never drop, so lossless links skip it.
     lossy: bool,
-    /// Where a trace-driven link is in its trace.
-    trace_at: TraceCursor,
-    /// Boxed: it is 320 bytes, used only by lossy and AQM links, and inline
-    /// it would spread a link's hot fields over twice the cache lines.
-    rng: Box<ChaCha8Rng>,
-    /// Counters, with packets counted as they leave; see [`Link::stats`].
-    stats: LinkStats,
+    /// The spec has an AQM (early drops before the drop-tail limit).
+    early_drops: bool,
+    /// The spec has a delivery trace.
+    traced: bool,
+    delay: Duration,
     /// The last serialisation time computed, by wire size: packets come in
     /// two or three sizes, and a division per packet is not free.
     last_serialisation: (u32, Duration),
+    queue: QueueLimit,
+    /// Counters, with packets counted as they leave; see [`Link::stats`].
+    /// Those that move per packet come first, in the second line.
+    stats: LinkStats,
+    spec: LinkSpec,
+    /// RED's average queue length.
+    red_avg: f64,
+    /// The loss model's state.
+    loss: LossModel,
+    /// Where a trace-driven link is in its trace.
+    trace_at: TraceCursor,
+    /// Boxed: it is 320 bytes, used only by lossy and AQM links.
+    rng: Box<ChaCha8Rng>,
 }
 
 impl<T> Link<T> {
     pub fn new(spec: LinkSpec, rng: ChaCha8Rng) -> Self {
         Link {
-            loss: LossModel::new(spec.loss),
-            lossy: !spec.loss.is_lossless(),
-            trace_at: TraceCursor::default(),
-            spec,
-            up: true,
             fifo: VecDeque::new(),
-            waiting: 0,
-            queue_bytes: 0,
             free_at: Instant::ZERO,
-            red_avg: 0.0,
-            rng: Box::new(rng),
-            stats: LinkStats::default(),
+            queue_bytes: 0,
+            waiting: 0,
+            up: true,
+            lossy: !spec.loss.is_lossless(),
+            early_drops: !matches!(spec.aqm, Aqm::DropTail),
+            traced: spec.trace.is_some(),
+            delay: spec.delay,
             last_serialisation: (0, Duration::ZERO),
+            queue: spec.queue,
+            stats: LinkStats::default(),
+            loss: LossModel::new(spec.loss),
+            spec,
+            red_avg: 0.0,
+            trace_at: TraceCursor::default(),
+            rng: Box::new(rng),
         }
+    }
+
+    pub fn spec(&self) -> &LinkSpec {
+        &self.spec
     }
 
     pub fn serialisation(&self, bytes: u32) -> Duration {
@@ -290,7 +314,7 @@ impl<T> Link<T> {
 
     /// Packets waiting to be serialised at `now` (not the one in service).
     pub fn queue_len(&self, now: Instant) -> usize {
-        self.tail(self.waiting).filter(|p| p.start > now).count()
+        self.tail(self.waiting as usize).filter(|p| p.start > now).count()
     }
 
     /// Counters at `now`: packets count as sent once they finished serialising.
@@ -319,7 +343,7 @@ impl<T> Link<T> {
     /// leave it.
     fn settle(&mut self, now: Instant) {
         while self.waiting > 0 {
-            let p = &self.fifo[self.fifo.len() - self.waiting];
+            let p = &self.fifo[self.fifo.len() - self.waiting as usize];
             if p.start > now {
                 break;
             }
@@ -330,7 +354,7 @@ impl<T> Link<T> {
 
     /// When the head packet reaches the far end.
     pub fn next_arrival(&self) -> Option<Instant> {
-        self.fifo.front().map(|p| p.end + self.spec.delay)
+        self.fifo.front().map(|p| p.end + self.delay)
     }
 
     /// The `i`-th packet on the link, counting from the next to reach the far end.
@@ -345,7 +369,7 @@ impl<T> Link<T> {
     pub fn arrive(&mut self, now: Instant) -> (T, u32) {
         let p = self.fifo.pop_front().expect("a link event has a packet");
         debug_assert!(p.end <= now, "the head has finished serialising");
-        if self.waiting > self.fifo.len() {
+        if self.waiting as usize > self.fifo.len() {
             // It was still counted as waiting: no offer came since it started.
             self.waiting -= 1;
             self.queue_bytes -= u64::from(p.bytes);
@@ -368,15 +392,15 @@ impl<T> Link<T> {
         }
         self.settle(now);
         // Most links are drop-tail: decide that here, inline.
-        if !matches!(self.spec.aqm, Aqm::DropTail) && self.aqm_drops(now, bytes) {
+        if self.early_drops && self.aqm_drops(now, bytes) {
             self.stats.drops_early += 1;
             return Offer::Dropped(packet);
         }
         let start = if self.free_at <= now {
             now
         } else {
-            let full = match self.spec.queue {
-                QueueLimit::Packets(n) => self.waiting >= n as usize,
+            let full = match self.queue {
+                QueueLimit::Packets(n) => self.waiting >= n,
                 QueueLimit::Bytes(b) => self.queue_bytes + u64::from(bytes) > b,
             };
             if full {
@@ -387,13 +411,20 @@ impl<T> Link<T> {
             self.queue_bytes += u64::from(bytes);
             self.free_at
         };
-        let (start, end) = match &self.spec.trace {
-            None => (start, start + self.serialisation_cached(bytes)),
-            Some(trace) => trace.schedule(&mut self.trace_at, start, bytes),
+        let (start, end) = match self.traced {
+            false => (start, start + self.serialisation_cached(bytes)),
+            true => self.trace_schedule(start, bytes),
         };
         self.free_at = end;
         self.fifo.push_back(OnLink { packet, bytes, start, end });
-        Offer::Accepted { first: self.fifo.len() == 1, arrives: end + self.spec.delay }
+        Offer::Accepted { first: self.fifo.len() == 1, arrives: end + self.delay }
+    }
+
+    /// A trace-driven link's service of `bytes` from `start`: (start, end).
+    #[cold]
+    fn trace_schedule(&mut self, start: Instant, bytes: u32) -> (Instant, Instant) {
+        let trace = self.spec.trace.as_ref().expect("a traced link has a trace");
+        trace.schedule(&mut self.trace_at, start, bytes)
     }
 
     /// Draws an early drop: RED (its average updated first) or random drop.
@@ -402,7 +433,7 @@ impl<T> Link<T> {
             Aqm::DropTail => return false,
             Aqm::RandomDrop(r) => {
                 let busy = self.free_at > now;
-                return busy && r.drops(self.spec.queue, self.waiting, self.queue_bytes, bytes, &mut *self.rng);
+                return busy && r.drops(self.queue, self.waiting as usize, self.queue_bytes, bytes, &mut *self.rng);
             }
             Aqm::Red(red) => red,
         };
@@ -422,8 +453,8 @@ impl<T> Link<T> {
     pub fn go_down(&mut self, now: Instant) -> impl Iterator<Item = T> + '_ {
         self.up = false;
         self.settle(now);
-        self.stats.drops_down += self.waiting as u64;
-        let keep = self.fifo.len() - self.waiting;
+        self.stats.drops_down += u64::from(self.waiting);
+        let keep = self.fifo.len() - self.waiting as usize;
         self.waiting = 0;
         self.queue_bytes = 0;
         if let Some(last) = keep.checked_sub(1).map(|i| self.fifo[i].end) {
@@ -445,13 +476,42 @@ mod tests {
     use rand::SeedableRng;
 
     fn link(queue: QueueLimit, loss: f64) -> Link<u32> {
+        link_with(queue, |spec| spec.loss = LossSpec::Bernoulli { p: loss })
+    }
+
+    /// An 8 Mbit/s link with 1 ms of delay and `queue`, its spec changed by `f`.
+    fn link_with(queue: QueueLimit, f: impl FnOnce(&mut LinkSpec)) -> Link<u32> {
         let mut spec = LinkSpec::new("l", 8_000_000, Duration::from_millis(1), queue);
-        spec.loss = LossSpec::Bernoulli { p: loss };
+        f(&mut spec);
         Link::new(spec, ChaCha8Rng::seed_from_u64(1))
     }
 
     fn accepted(first: bool, ms: u64) -> Offer<u32> {
         Offer::Accepted { first, arrives: Instant::from_nanos(ms * 1_000_000) }
+    }
+
+    /// What an offer and an arrival of a lossless drop-tail link touch lies
+    /// in its first two cache lines (see [`Link`]).
+    #[test]
+    fn per_packet_fields_fill_two_cache_lines() {
+        use std::mem::{align_of, offset_of, size_of};
+        type L = Link<crate::sim::SimPacket>;
+        assert_eq!(align_of::<L>(), 64);
+        let ends = [
+            offset_of!(L, fifo) + size_of::<VecDeque<OnLink<crate::sim::SimPacket>>>(),
+            offset_of!(L, free_at) + 8,
+            offset_of!(L, queue_bytes) + 8,
+            offset_of!(L, waiting) + 4,
+            offset_of!(L, up) + 1,
+            offset_of!(L, lossy) + 1,
+            offset_of!(L, early_drops) + 1,
+            offset_of!(L, traced) + 1,
+            offset_of!(L, delay) + 8,
+            offset_of!(L, last_serialisation) + size_of::<(u32, Duration)>(),
+            offset_of!(L, queue) + size_of::<QueueLimit>(),
+            offset_of!(L, stats) + offset_of!(LinkStats, busy) + 8,
+        ];
+        assert!(ends.iter().all(|&end| end <= 128), "{ends:?}");
     }
 
     #[test]
@@ -490,8 +550,7 @@ mod tests {
     /// is asked about is busy for exactly that interval, never more.
     #[test]
     fn busy_time_never_exceeds_elapsed_time() {
-        let mut l = link(QueueLimit::Packets(10), 0.0);
-        l.spec.rate_bps = 1;
+        let mut l = link_with(QueueLimit::Packets(10), |spec| spec.rate_bps = 1);
         let t0 = Instant::from_nanos(5);
         // 1500 bytes at 1 bit/s: 12,000 s on the wire.
         let end = t0 + Duration::from_secs(12_000);
@@ -536,8 +595,7 @@ mod tests {
     /// queue's arrivals drop at its tail).
     #[test]
     fn random_drop_acts_only_near_the_top() {
-        let mut l = link(QueueLimit::Packets(100), 0.0);
-        l.spec.aqm = Aqm::RandomDrop(RandomDrop::HTSIM);
+        let mut l = link_with(QueueLimit::Packets(100), |spec| spec.aqm = Aqm::RandomDrop(RandomDrop::HTSIM));
         let t = Instant::ZERO;
         // One in service and 96 waiting: below the zone. Four places are
         // left, the top three of them the zone.
@@ -570,8 +628,7 @@ mod tests {
 
     #[test]
     fn red_drops_early_under_a_standing_queue() {
-        let mut l = link(QueueLimit::Packets(100), 0.0);
-        l.spec.aqm = Aqm::Red(Red::for_limit(100.0));
+        let mut l = link_with(QueueLimit::Packets(100), |spec| spec.aqm = Aqm::Red(Red::for_limit(100.0)));
         let t = Instant::ZERO;
         // Offered far faster than served: the queue stands and RED must act
         // before the 100-packet limit is reached.
@@ -585,9 +642,9 @@ mod tests {
     /// link loses packets in bursts, at its stationary rate.
     #[test]
     fn loss_rate_counts_every_drop_and_bursty_loss_comes_in_bursts() {
-        let mut l = link(QueueLimit::Packets(u32::MAX), 0.0);
-        l.spec.loss = LossSpec::GilbertElliott { p: 0.01, r: 0.25, loss_good: 0.0, loss_bad: 1.0 };
-        l = Link::new(l.spec.clone(), ChaCha8Rng::seed_from_u64(4));
+        let mut spec = LinkSpec::new("l", 8_000_000, Duration::from_millis(1), QueueLimit::Packets(u32::MAX));
+        spec.loss = LossSpec::GilbertElliott { p: 0.01, r: 0.25, loss_good: 0.0, loss_bad: 1.0 };
+        let mut l = Link::new(spec, ChaCha8Rng::seed_from_u64(4));
         let (mut lost, mut bursts, mut prev) = (0u32, 0u32, false);
         for i in 0..200_000 {
             let dropped = matches!(l.offer(Instant::ZERO, i, 100), Offer::Dropped(_));
@@ -610,8 +667,8 @@ mod tests {
     /// A trace-driven link delivers at its opportunities, not at `rate_bps`.
     #[test]
     fn trace_link_follows_its_opportunities() {
-        let mut l = link(QueueLimit::Packets(10), 0.0);
-        l.spec.trace = Some(Arc::new(DeliveryTrace::parse("3\n3\n10\n").unwrap()));
+        let trace = Arc::new(DeliveryTrace::parse("3\n3\n10\n").unwrap());
+        let mut l = link_with(QueueLimit::Packets(10), |spec| spec.trace = Some(trace));
         let ms = |t: u64| Instant::from_nanos(t * 1_000_000);
         // Two opportunities at 3 ms, one at 10 ms; then 1 ms of propagation.
         assert_eq!(l.offer(Instant::ZERO, 0, 1500), accepted(true, 4));

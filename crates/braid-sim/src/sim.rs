@@ -297,7 +297,7 @@ impl Sim {
         }
         sim.flows = flows;
         for (i, l) in sim.links.iter().enumerate() {
-            for &(down, up) in &l.spec.outages {
+            for &(down, up) in &l.spec().outages {
                 sim.events.push(down, Event::LinkState { link: i as u32, up: false });
                 sim.events.push(up, Event::LinkState { link: i as u32, up: true });
             }

@@ -345,7 +345,7 @@ fn link_stats_after(scenarios: &[String], warmup: Duration) -> Result<Vec<Vec<(S
                 .links()
                 .iter()
                 .zip(before.iter().zip(&after))
-                .map(|(l, (b, a))| (l.spec.name.clone(), a.since(b)))
+                .map(|(l, (b, a))| (l.spec().name.clone(), a.since(b)))
                 .collect())
         })
         .collect()
