@@ -27,6 +27,16 @@ pub fn prefetch_all<T: ?Sized>(r: &T) {
     }
 }
 
+/// Asks for the first `len` bytes of `r` (those a caller knows it will
+/// read first, when `r` is larger).
+#[inline(always)]
+pub fn prefetch_first<T>(r: &T, len: usize) {
+    let start = (r as *const T).cast::<u8>();
+    for offset in line_offsets(start as usize, len.min(std::mem::size_of::<T>())) {
+        line(start.wrapping_byte_offset(offset));
+    }
+}
+
 /// Offsets from `start`, one in each cache line that `len` bytes from
 /// `start` touch: the first is the start of `start`'s line.
 #[inline(always)]

