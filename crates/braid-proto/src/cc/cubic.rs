@@ -6,9 +6,14 @@
 //! `(target - cwnd) / cwnd` per acknowledged segment towards
 //! `target = W_cubic(t + RTT)`, clamped to [cwnd, 1.5 cwnd] (§4.2). A
 //! Reno-friendly estimate `W_est` grows by `alpha_cubic` segments per
-//! window, `alpha_cubic = 3 (1 - beta) / (1 + beta)`, and becomes 1 once
-//! `W_est` reaches the window before the last reduction (§4.3); the window
-//! is never below it. A loss sets `ssthresh = cwnd = beta cwnd` with
+//! window, `alpha_cubic = 3 (1 - beta) / (1 + beta)` (§4.3); the window
+//! is never below it. Deviation from RFC 9438: its `alpha_cubic` becomes 1
+//! once `W_est` passes the window before the last reduction; the seed's
+//! Algorithm 7 (`cubic_tcp_friendliness`, line 35), RFC 8312 and Linux
+//! 5.4's `bictcp_update` (`beta_scale`: 15/8 of a window of ACKs per
+//! segment, 0.533) keep the one rate throughout, and so does Braid. (With
+//! the switch, Braid's CUBIC outran Linux's on a lossy low-BDP path;
+//! docs/validation.md, difference 1.) A loss sets `ssthresh = cwnd = beta cwnd` with
 //! beta = 0.7, remembering `W_max` with fast convergence (§4.6, §4.7). A
 //! timeout sets ssthresh the same way and cwnd to one segment, then forgets
 //! `W_max` (§4.8; Linux's `bictcp_state` resets CUBIC on `TCP_CA_Loss`), so
@@ -66,8 +71,6 @@ struct CubicPath {
     window: Window,
     /// Window before the last reduction, in segments (0: none yet).
     w_max: f64,
-    /// cwnd just before the last reduction, for the alpha switch.
-    cwnd_prior: f64,
     epoch: Option<Instant>,
     k: f64,
     w_est: f64,
@@ -139,7 +142,6 @@ impl CubicPath {
     fn reduce(&mut self) {
         let cwnd = self.segments();
         self.w_max = if cwnd < self.w_max { cwnd * (1.0 + CUBIC_BETA) / 2.0 } else { cwnd };
-        self.cwnd_prior = cwnd;
         self.epoch = None;
         let mss = self.window.mss;
         self.window.ssthresh = (self.window.cwnd * CUBIC_BETA).max(2.0 * mss);
@@ -158,8 +160,7 @@ impl CubicPath {
         });
         let t = now.saturating_since(epoch).as_secs_f64();
         let segments_acked = acked / mss;
-        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { cubic_alpha() };
-        self.w_est += alpha * segments_acked / cwnd;
+        self.w_est += cubic_alpha() * segments_acked / cwnd;
         let next = if w_cubic(t, self.k, self.w_max) < self.w_est {
             self.w_est
         } else {
@@ -192,7 +193,6 @@ impl Controller for Cubic {
         let fresh = CubicPath {
             window: Window::new(mss, iw),
             w_max: 0.0,
-            cwnd_prior: 0.0,
             epoch: None,
             k: 0.0,
             w_est: 0.0,
@@ -416,14 +416,16 @@ mod tests {
         c.on_path_added(0, 1000, 10);
         c.paths[0].window.ssthresh = 1.0;
         let views = [PathView { srtt: Some(Duration::from_millis(100)), active: true, ..Default::default() }];
-        // t = 0: W_cubic(0) = 10 is below W_est = 10 + 1/10 (alpha 1: no
-        // earlier reduction), so the window is 10.1 segments.
+        // t = 0: W_cubic(0) = 10 is below W_est = 10 + 0.5294 / 10 (alpha_cubic
+        // although no reduction came before: RFC 9438 would take 1 here), so
+        // the window is 10.0529 segments (10,052 whole bytes).
         c.on_ack(0, &at(0, 1000), &views);
-        assert_eq!(c.window(0), 10_100);
-        // t = 2 s: W_cubic(2) = 0.4 x 8 + 10 = 13.2 > W_est = 10.199; target
-        // W_cubic(2.1) = 13.704: + (13.704 - 10.1) / 10.1 = 0.357 segments.
+        assert_eq!(c.window(0), 10_052);
+        // t = 2 s: W_cubic(2) = 0.4 x 8 + 10 = 13.2 > W_est = 10.106; target
+        // W_cubic(2.1) = 13.7044: + (13.7044 - 10.0529) / 10.0529 = 0.3632
+        // segments, to 10.4162.
         c.on_ack(0, &at(2000, 1000), &views);
-        assert_eq!(c.window(0), 10_456);
+        assert_eq!(c.window(0), 10_416);
     }
 
     #[test]
