@@ -31,7 +31,11 @@
 //! ignored. Deviation: Linux's clock here is milliseconds and its delays
 //! eighths of one; Braid's are exact.
 //!
-//! Choices: RTT is the subflow's smoothed RTT.
+//! The target looks ahead by the minimum RTT seen (Linux's `delay_min`,
+//! the seed's dMin, also HyStart's, so forgotten at a timeout and not
+//! sampled in an epoch's first second), not by the smoothed RTT that RFC
+//! 9438 names: under a standing queue the smoothed RTT would aim further
+//! along the curve and grow the window faster than Linux does.
 //! Windows are f64 segments rather than Linux's scaled integers. As in
 //! Linux (`bictcp_cong_avoid`), the window grows only while it is used
 //! (`WindowUse::limits`, `tcp_is_cwnd_limited`); RFC 2861's decay of
@@ -203,7 +207,7 @@ impl Controller for Cubic {
     fn on_path_removed(&mut self, path: usize) {
         deactivate(&mut self.paths, path);
     }
-    fn on_ack(&mut self, path: usize, ack: &AckSample, paths: &[PathView]) {
+    fn on_ack(&mut self, path: usize, ack: &AckSample, _paths: &[PathView]) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) else { return };
         // `bictcp_acked`, on every acknowledgement with an RTT sample; then
         // `bictcp_cong_avoid`, only outside recovery on a used window.
@@ -224,7 +228,7 @@ impl Controller for Cubic {
         }
         let rest = p.window.slow_start(ack.bytes_acked);
         if rest > 0 {
-            let rtt = paths.get(path).and_then(|v| v.srtt).map_or(0.0, |d| d.as_secs_f64());
+            let rtt = p.hystart.delay_min.map_or(0.0, |d| d.as_secs_f64());
             p.avoid(ack.now, rest as f64, rtt);
         }
     }
@@ -296,11 +300,14 @@ mod tests {
         crate::cc::test_ack(Instant::ZERO + Duration::from_millis(ms), bytes)
     }
 
+    /// The target looks one minimum RTT ahead (Linux's `delay_min`, the
+    /// seed's dMin): 100 ms here, under a smoothed RTT of 300 ms.
     #[test]
     fn loss_then_concave_growth_towards_w_max() {
         let mut c = Cubic::default();
         c.on_path_added(0, 1000, 100);
-        let views = [PathView { srtt: Some(Duration::from_millis(100)), active: true, ..Default::default() }];
+        c.paths[0].hystart.delay_min = Some(Duration::from_millis(100));
+        let views = [PathView { srtt: Some(Duration::from_millis(300)), active: true, ..Default::default() }];
         c.on_congestion_event(Instant::ZERO, 0, &views);
         // beta = 0.7: 100 segments -> 70.
         assert_eq!(c.window(0), 70_000);
@@ -343,7 +350,8 @@ mod tests {
     fn after_loss_from_100_segments() -> (Cubic, [PathView; 1]) {
         let mut c = Cubic::default();
         c.on_path_added(0, 1000, 100);
-        let views = [PathView { srtt: Some(Duration::from_millis(100)), active: true, ..Default::default() }];
+        c.paths[0].hystart.delay_min = Some(Duration::from_millis(100));
+        let views = [PathView { active: true, ..Default::default() }];
         c.on_congestion_event(Instant::ZERO, 0, &views);
         (c, views)
     }
@@ -415,11 +423,12 @@ mod tests {
         let mut c = Cubic::default();
         c.on_path_added(0, 1000, 10);
         c.paths[0].window.ssthresh = 1.0;
-        let views = [PathView { srtt: Some(Duration::from_millis(100)), active: true, ..Default::default() }];
-        // t = 0: W_cubic(0) = 10 is below W_est = 10 + 0.5294 / 10 (alpha_cubic
+        let views = [PathView { active: true, ..Default::default() }];
+        // t = 0, the first RTT sample (100 ms, the minimum from now on):
+        // W_cubic(0) = 10 is below W_est = 10 + 0.5294 / 10 (alpha_cubic
         // although no reduction came before: RFC 9438 would take 1 here), so
         // the window is 10.0529 segments (10,052 whole bytes).
-        c.on_ack(0, &at(0, 1000), &views);
+        c.on_ack(0, &AckSample { rtt: Some(Duration::from_millis(100)), ..at(0, 1000) }, &views);
         assert_eq!(c.window(0), 10_052);
         // t = 2 s: W_cubic(2) = 0.4 x 8 + 10 = 13.2 > W_est = 10.106; target
         // W_cubic(2.1) = 13.7044: + (13.7044 - 10.0529) / 10.0529 = 0.3632
