@@ -18,6 +18,9 @@
 //! timeout sets ssthresh the same way and cwnd to one segment, then forgets
 //! `W_max` (§4.8; Linux's `bictcp_state` resets CUBIC on `TCP_CA_Loss`), so
 //! the first epoch after it starts with K = 0 at the window it opens with.
+//! While no reduction has set W_max (from the start, and after a timeout)
+//! the window grows at least 5% a round, as Linux's `bictcp_update` caps
+//! `cnt` at 20 while `last_max_cwnd` is 0; RFC 9438 has no such floor.
 //!
 //! HyStart, as Linux 5.4's `tcp_cubic.c` (MPTCP v0.96's base) runs it by
 //! default: from 16 segments on, slow start ends (ssthresh = cwnd) when a
@@ -55,6 +58,11 @@ use crate::time::{Duration, Instant};
 pub const CUBIC_C: f64 = 0.4;
 pub const CUBIC_BETA: f64 = 0.7;
 
+/// Growth per acknowledged segment while no reduction has shown where the
+/// plateau lies (Linux's `cnt` capped at 20 while `last_max_cwnd` is 0:
+/// "increase cwnd 5% per RTT").
+const UNKNOWN_PLATEAU_GROWTH: f64 = 1.0 / 20.0;
+
 /// `alpha_cubic` of RFC 9438 §4.3.
 pub fn cubic_alpha() -> f64 {
     3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA)
@@ -73,8 +81,12 @@ pub fn w_cubic(t: f64, k: f64, w_max: f64) -> f64 {
 #[derive(Clone, Copy, Debug)]
 struct CubicPath {
     window: Window,
-    /// Window before the last reduction, in segments (0: none yet).
+    /// Window before the last reduction, in segments (0: none since the
+    /// start or the last timeout; Linux's `last_max_cwnd`).
     w_max: f64,
+    /// The plateau of this epoch's curve: W_max, or the window the epoch
+    /// opened with when that is larger (`bic_origin_point`).
+    origin: f64,
     epoch: Option<Instant>,
     k: f64,
     w_est: f64,
@@ -155,22 +167,24 @@ impl CubicPath {
         let mss = self.window.mss;
         let cwnd = self.segments();
         let epoch = *self.epoch.get_or_insert_with(|| {
-            if self.w_max < cwnd {
-                self.w_max = cwnd;
-            }
-            self.k = cubic_k(self.w_max, cwnd);
+            self.origin = self.w_max.max(cwnd);
+            self.k = cubic_k(self.origin, cwnd);
             self.w_est = cwnd;
             now
         });
         let t = now.saturating_since(epoch).as_secs_f64();
         let segments_acked = acked / mss;
         self.w_est += cubic_alpha() * segments_acked / cwnd;
-        let next = if w_cubic(t, self.k, self.w_max) < self.w_est {
+        let mut next = if w_cubic(t, self.k, self.origin) < self.w_est {
             self.w_est
         } else {
-            let target = w_cubic(t + rtt, self.k, self.w_max).clamp(cwnd, 1.5 * cwnd);
+            let target = w_cubic(t + rtt, self.k, self.origin).clamp(cwnd, 1.5 * cwnd);
             cwnd + (target - cwnd) / cwnd * segments_acked
         };
+        if self.w_max == 0.0 {
+            // No loss to say where the plateau lies: at least 5% a round.
+            next = next.max(cwnd + segments_acked * UNKNOWN_PLATEAU_GROWTH);
+        }
         self.window.cwnd = next.max(cwnd) * mss;
     }
 }
@@ -197,6 +211,7 @@ impl Controller for Cubic {
         let fresh = CubicPath {
             window: Window::new(mss, iw),
             w_max: 0.0,
+            origin: 0.0,
             epoch: None,
             k: 0.0,
             w_est: 0.0,
@@ -402,18 +417,44 @@ mod tests {
         c.on_ack(0, &at(0, 47_000), &views);
         assert_eq!(c.window(0), 49_000);
         // The first avoidance ACK, at t = 1 s, opens the epoch (RFC 9438
-        // sections 4.2, 4.8): W_max = 49, K = 0, W_cubic(0) = 49 lies below
-        // W_est = 49 + 0.5294 / 49 = 49.0108, so the window is W_est. An
-        // epoch opened at t = 0 with cwnd = 2 would leave the window at 49.
-        // (With W_max kept at 59.5, K would be 2.97 s.)
+        // sections 4.2, 4.8): the curve's plateau is the window, 49, K = 0.
+        // W_cubic(0) = 49 lies below W_est = 49 + 0.5294 / 49 = 49.0108,
+        // but with W_max forgotten Linux grows at least 1/20 segment per
+        // segment acknowledged: 49.05. An epoch opened at t = 0 with
+        // cwnd = 2 would leave the window at 49. (With W_max kept at 59.5,
+        // K would be 2.97 s.)
         c.on_ack(0, &at(1000, 1000), &views);
         assert_eq!(c.paths[0].epoch, Some(Instant::ZERO + Duration::from_secs(1)));
-        assert_eq!((c.paths[0].k, c.paths[0].w_max), (0.0, 49.0));
-        assert_eq!(c.window(0), 49_010);
-        // An ACK covering two segments, still at t = 1 s, where W_cubic is
-        // below W_est: W_est grows by 0.5294 x 2 / 49.0108 = 0.0216, to 49.032.
+        assert_eq!((c.paths[0].k, c.paths[0].origin, c.paths[0].w_max), (0.0, 49.0, 0.0));
+        assert_eq!(c.window(0), 49_050);
+        // An ACK covering two segments, still at t = 1 s: W_est grows by
+        // 0.5294 x 2 / 49.05 = 0.0216, to 49.032, below the floor's 49.15.
         c.on_ack(0, &at(1000, 2000), &views);
-        assert_eq!(c.window(0), 49_032);
+        assert_eq!(c.window(0), 49_150);
+    }
+
+    /// Until a reduction shows where the plateau lies, the window grows at
+    /// least 5% a round (Linux's `cnt` capped at 20 while `last_max_cwnd`
+    /// is 0), where the curve from K = 0 and W_est would add half a segment.
+    #[test]
+    fn without_a_plateau_the_window_grows_five_percent_a_round() {
+        let grown = |w_max: f64| {
+            let mut c = Cubic::default();
+            c.on_path_added(0, 1000, 100);
+            let p = &mut c.paths[0];
+            (p.window.ssthresh, p.w_max, p.hystart.delay_min) = (1.0, w_max, Some(Duration::from_millis(10)));
+            let views = [PathView { active: true, ..Default::default() }];
+            // One round: 100 ACKs of a segment each over 10 ms.
+            for i in 0..100 {
+                c.on_ack(0, &AckSample { now: Instant::from_nanos(i * 100_000), ..at(0, 1000) }, &views);
+            }
+            c.window(0)
+        };
+        // 100 + 100 x 1/20 (W_cubic(t + 10 ms) adds 3e-6, W_est 0.53), to
+        // the byte but for rounding.
+        assert!(grown(0.0).abs_diff(105_000) <= 1, "{}", grown(0.0));
+        // After a loss at 100 segments: the curve's plateau, and W_est's 0.53.
+        assert_eq!(grown(100.0), 100_528);
     }
 
     /// Without an earlier loss, the first epoch takes the current window as
