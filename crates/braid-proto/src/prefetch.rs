@@ -21,18 +21,20 @@ pub fn prefetch<T>(r: &T) {
 /// Asks for every cache line of `r` (its inline part, not what it points to).
 #[inline(always)]
 pub fn prefetch_all<T: ?Sized>(r: &T) {
-    let start = (r as *const T).cast::<u8>();
-    for offset in line_offsets(start as usize, std::mem::size_of_val(r)) {
-        line(start.wrapping_byte_offset(offset));
-    }
+    span((r as *const T).cast(), std::mem::size_of_val(r));
 }
 
 /// Asks for the first `len` bytes of `r` (those a caller knows it will
 /// read first, when `r` is larger).
 #[inline(always)]
 pub fn prefetch_first<T>(r: &T, len: usize) {
-    let start = (r as *const T).cast::<u8>();
-    for offset in line_offsets(start as usize, len.min(std::mem::size_of::<T>())) {
+    span((r as *const T).cast(), len.min(std::mem::size_of::<T>()));
+}
+
+/// Asks for every cache line of the `len` bytes from `start`.
+#[inline(always)]
+fn span(start: *const u8, len: usize) {
+    for offset in line_offsets(start as usize, len) {
         line(start.wrapping_byte_offset(offset));
     }
 }

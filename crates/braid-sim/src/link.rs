@@ -221,6 +221,10 @@ struct OnLink<T> {
     end: Instant,
 }
 
+/// The first two cache lines of a [`Link`]: all that an offer and an
+/// arrival on a lossless drop-tail link touch.
+const PER_PACKET_BYTES: usize = 128;
+
 /// A link carrying packets of type `T`.
 ///
 /// Like htsim's pipe, the link keeps every packet it carries, from the
@@ -301,7 +305,7 @@ impl<T> Link<T> {
     /// with no effect on results).
     #[inline(always)]
     pub fn prefetch(&self) {
-        braid_proto::prefetch::prefetch_first(self, 128);
+        braid_proto::prefetch::prefetch_first(self, PER_PACKET_BYTES);
     }
 
     pub fn spec(&self) -> &LinkSpec {
@@ -518,7 +522,7 @@ mod tests {
             offset_of!(L, queue) + size_of::<QueueLimit>(),
             offset_of!(L, stats) + offset_of!(LinkStats, busy) + 8,
         ];
-        assert!(ends.iter().all(|&end| end <= 128), "{ends:?}");
+        assert!(ends.iter().all(|&end| end <= PER_PACKET_BYTES), "{ends:?}");
     }
 
     #[test]

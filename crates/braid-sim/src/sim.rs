@@ -571,16 +571,16 @@ impl Sim {
             let rest = &self.hops[p.at as usize + 1..];
             p.slot & CROSS == 0 && (rest.first() == Some(&END_OF_ROUTE) || rest.get(1) == Some(&END_OF_ROUTE))
         };
-        if let Some(&next) = l.queued(2).and_then(|p| self.hops.get(p.at as usize + 1)) {
-            if next != END_OF_ROUTE {
+        if let Some(p) = l.queued(2) {
+            if let Some(&next) = self.hops.get(p.at as usize + 1).filter(|&&n| n != END_OF_ROUTE) {
                 self.links[next as usize].prefetch();
             }
-        }
-        if let Some(p) = l.queued(2).filter(near_endpoint) {
-            prefetch_all(&self.packets[p.slot as usize]);
-            prefetch_all(&self.endpoints[p.to as usize]);
-            // Flow f's endpoints are 2f (sender) and 2f + 1.
-            prefetch_all(&self.state[p.to as usize / 2]);
+            if near_endpoint(&p) {
+                prefetch_all(&self.packets[p.slot as usize]);
+                prefetch_all(&self.endpoints[p.to as usize]);
+                // Flow f's endpoints are 2f (sender) and 2f + 1.
+                prefetch_all(&self.state[p.to as usize / 2]);
+            }
         }
         if let Some(p) = l.queued(1).filter(near_endpoint) {
             self.state[p.to as usize / 2].write_log.prefetch();

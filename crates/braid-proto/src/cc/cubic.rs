@@ -13,11 +13,12 @@
 //! 5.4's `bictcp_update` (`beta_scale`: 15/8 of a window of ACKs per
 //! segment, 0.533) keep the one rate throughout, and so does Braid. (With
 //! the switch, Braid's CUBIC outran Linux's on a lossy low-BDP path;
-//! docs/validation.md, difference 1.) A loss sets `ssthresh = cwnd = beta cwnd` with
-//! beta = 0.7, remembering `W_max` with fast convergence (§4.6, §4.7). A
-//! timeout sets ssthresh the same way and cwnd to one segment, then forgets
-//! `W_max` (§4.8; Linux's `bictcp_state` resets CUBIC on `TCP_CA_Loss`), so
-//! the first epoch after it starts with K = 0 at the window it opens with.
+//! docs/validation.md, difference 1.) A loss sets `ssthresh = cwnd =
+//! beta cwnd` with beta = 0.7, remembering `W_max` with fast convergence
+//! (§4.6, §4.7). A timeout sets ssthresh the same way and cwnd to one
+//! segment, then forgets `W_max` (§4.8; Linux's `bictcp_state` resets
+//! CUBIC on `TCP_CA_Loss`), so the first epoch after it starts with K = 0
+//! at the window it opens with.
 //! While no reduction has set W_max (from the start, and after a timeout)
 //! the window grows at least 5% a round, as Linux's `bictcp_update` caps
 //! `cnt` at 20 while `last_max_cwnd` is 0; RFC 9438 has no such floor.
