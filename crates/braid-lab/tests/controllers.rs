@@ -14,6 +14,15 @@ fn mean_over_seeds(toml: &str, f: impl Fn(&Summary) -> f64) -> f64 {
     (f(&simulate(toml, 1)) + f(&simulate(toml, 2))) / 2.0
 }
 
+/// A scenario of one flow running `cc` over one link of the two-path
+/// topology, `link` its keys (`rate = "100Mbit", rtt = "2ms", ...`).
+fn one_path(duration: &str, link: &str, cc: &str) -> String {
+    format!(
+        "duration = {duration:?}\n[topology]\nkind = \"hybrid-access\"\nlink = [{{ {link} }}]\n\
+         [[flow]]\ncc = {cc:?}\n"
+    )
+}
+
 /// RFC 6356 goal 2 with one and with five competing TCP flows. The
 /// multipath flow's expected share of the bottleneck, counted in TCP shares:
 /// one for the coupled designs, sqrt(2) for SEMICOUPLED with a = 1, two for
@@ -156,25 +165,33 @@ fn balance_congestion_across_disjoint_paths() {
 #[test]
 fn cubic_outpaces_reno_on_a_long_fat_path() {
     let goodput = |cc: &str| {
-        let toml = format!(
-            r#"
-            duration = "60s"
-            [topology]
-            kind = "hybrid-access"
-            [[topology.link]]
-            rate = "200Mbit"
-            rtt = "100ms"
-            loss = "0.002%"
-            [[flow]]
-            cc = "{cc}"
-            "#
-        );
+        let toml = one_path("60s", r#"rate = "200Mbit", rtt = "100ms", loss = "0.002%""#, cc);
         let g = (1..=3).map(|seed| simulate(&toml, seed).flows[0].goodput_mbps).sum::<f64>() / 3.0;
         println!("{cc}: {g:.1} Mbit/s on 200 Mbit/s, 100 ms, 0.002% loss (mean of 3 seeds)");
         g
     };
     let (reno, cubic) = (goodput("reno"), goodput("cubic"));
     assert!(cubic > 1.5 * reno, "CUBIC {cubic:.1} vs Reno {reno:.1}");
+}
+
+/// On a short lossy path (seed 004 Fig. 7's SF2 alone: 100 Mbit/s, 2 ms,
+/// 0.5%) Linux's CUBIC gets less than its Reno (docs/validation.md,
+/// difference 1): it works out its growth rate again only when the whole
+/// window changes or 1/32 s has passed, about ten round trips here, so
+/// after a loss the window lags the Reno-friendly estimate it would
+/// otherwise follow. Without that clock Braid's CUBIC matched Reno here
+/// (75.7 Mbit/s each), and set to the estimate at every ACK, as RFC 9438
+/// reads, it got 4% more.
+#[test]
+fn cubic_stays_below_reno_on_a_short_lossy_path() {
+    let goodput = |cc: &str| {
+        let toml = one_path("10s", r#"rate = "100Mbit", rtt = "2ms", loss = "0.5%", queue = "100p""#, cc);
+        let g = mean_over_seeds(&toml, |s| s.flows[0].goodput_mbps);
+        println!("{cc}: {g:.1} Mbit/s on 100 Mbit/s, 2 ms, 0.5% loss (mean of 2 seeds)");
+        g
+    };
+    let (reno, cubic) = (goodput("reno"), goodput("cubic"));
+    assert!(cubic < 0.95 * reno, "CUBIC {cubic:.1} vs Reno {reno:.1}");
 }
 
 /// BBR on a 50 Mbit/s path with a ten-BDP buffer: without loss it keeps the
@@ -184,21 +201,8 @@ fn cubic_outpaces_reno_on_a_long_fat_path() {
 #[test]
 fn bbr_keeps_queues_short_and_survives_random_loss() {
     let run_one = |cc: &str, loss: &str| {
-        let toml = format!(
-            r#"
-            duration = "30s"
-            [topology]
-            kind = "hybrid-access"
-            [[topology.link]]
-            rate = "50Mbit"
-            rtt = "20ms"
-            queue = "10bdp"
-            loss = "{loss}"
-            [[flow]]
-            cc = "{cc}"
-            "#
-        );
-        let s = simulate(&toml, 1);
+        let link = format!(r#"rate = "50Mbit", rtt = "20ms", queue = "10bdp", loss = "{loss}""#);
+        let s = simulate(&one_path("30s", &link, cc), 1);
         let f = &s.flows[0];
         let srtt = f.subflows[0].srtt_mean_ms.unwrap();
         println!("{cc:<6} loss {loss:<5}: {:.1} Mbit/s, mean SRTT {srtt:.1} ms", f.goodput_mbps);

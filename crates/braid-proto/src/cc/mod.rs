@@ -236,7 +236,7 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
         "wvegas",
         "weighted Vegas (Cao et al. 2012; mptcp_wvegas.c): delay-based, rate-weighted alphas summing to 10 packets",
     ),
-    ("cubic", "uncoupled CUBIC per subflow (RFC 9438), beta 0.7, fast convergence, HyStart (Linux 5.4)"),
+    ("cubic", "uncoupled CUBIC per subflow (RFC 9438), beta 0.7, fast convergence, HyStart and growth clock of Linux 5.4"),
     ("bbr", "uncoupled BBR v1 per subflow (draft-cardwell-iccrg-bbr-congestion-control-00), paced"),
     ("mpbbr", "C-MPBBR (Mahmud et al. 2020; seed 004 Algorithm 13): BBR sharing a detected common bottleneck, closing useless subflows"),
 ];
