@@ -604,6 +604,28 @@ mod tests {
         assert_eq!(ack(&mut c, 1_000_900, 1000), 11_098);
     }
 
+    /// Above both the curve and W_est the window creeps: one segment per
+    /// 100 windows acknowledged (Linux's `cnt = 100 * cwnd`).
+    #[test]
+    fn above_the_curve_and_w_est_the_window_creeps() {
+        let mut c = Cubic::default();
+        c.on_path_added(0, 1000, 12);
+        let p = &mut c.paths[0];
+        (p.window.ssthresh, p.w_max, p.hystart.delay_min) = (1.0, 10.0, Some(Duration::ZERO));
+        (p.epoch, p.origin, p.k, p.w_est) = (Some(Instant::ZERO), 10.0, 0.0, 5.0);
+        let views = [PathView { active: true, ..Default::default() }];
+        // t = 0.1 s: target W_cubic(0.1) = 10.0004 < 12 and W_est 5.04 <
+        // 12: cnt = 1,200, + 1/1,200 segment (0.8 bytes).
+        c.on_ack(0, &at(100, 1000), &views);
+        assert_eq!(c.window(0), 12_000);
+        for ms in 101..=199 {
+            c.on_ack(0, &at(ms, 1000), &views);
+        }
+        // 100 segments: + 100/1,200 = 0.083 segments (cnt kept or worked
+        // out again at 12 whole segments: 1,200 either way).
+        assert_eq!(c.window(0), 12_083);
+    }
+
     #[test]
     fn a_loss_leaves_at_least_two_segments() {
         let mut c = Cubic::default();
