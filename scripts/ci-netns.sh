@@ -4,7 +4,9 @@
 #     (crates/braid-emu/tests/netns.rs: one-way delay under a 1 Gbit/s load in both
 #     directions, rate, loss counts, an outage schedule, a delivery trace, unshaped throughput);
 #  2. a short `braid compare` smoke run: the kernel's MPTCP and Braid's own UDP transport over
-#     the emulated testbed must each move data on both paths.
+#     the emulated testbed must each move data on both paths;
+#  3. scripts/kernel-trace.sh must trace the kernel's sender on both paths (where the kernel
+#     has the tcp_probe trace event).
 # Installs iperf3 and mptcpd (for mptcpize) with apt-get when missing. Skips, saying why,
 # only where the machine cannot do it at all (not root, no TUN device, no namespaces).
 set -euo pipefail
@@ -41,4 +43,22 @@ for side in ["kernel", "braid"]:
     assert all(s > 0.02 for s in shares), f"a {side} subflow carried no data: {shares}"
     print(f"ci-netns: {side} over the emulator: {c[side]['goodput_mbps']:.1f} Mbit/s, shares {shares}")
 PY
-echo "ci-netns: 2 passed, 0 failed"
+
+# 3. scripts/kernel-trace.sh: the kernel's sender per acknowledgement on both subflows.
+tracing=/sys/kernel/tracing
+if [ -d "$tracing/events/tcp/tcp_probe" ] || { mount -t tracefs nodev "$tracing" 2>/dev/null && [ -d "$tracing/events/tcp/tcp_probe" ]; }; then
+  scripts/kernel-trace.sh --scenario scenarios/hybrid-access.toml --duration 2 --out "$out/trace"
+  python3 - "$out/trace/trace.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+acks = [r for r in rows if r["event"] == "ack"]
+for k in ("0", "1"):
+    mine = [r for r in acks if r["subflow"] == k]
+    assert len(mine) > 100, f"subflow {k}: {len(mine)} acknowledgements traced"
+    assert max(int(r["cwnd"]) for r in mine) >= 10, f"subflow {k}: no window"
+print(f"ci-netns: kernel trace: {len(acks)} acknowledgements on both subflows")
+PY
+  echo "ci-netns: 3 passed, 0 failed"
+else
+  echo "ci-netns: 2 passed, 0 failed (kernel trace SKIPPED: no tcp_probe trace event)"
+fi
