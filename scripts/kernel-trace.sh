@@ -59,11 +59,16 @@ fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
+# The trace events, the ring buffer's size and whether tracing is on are the whole machine's:
+# all go back as they were.
 events=(tcp/tcp_probe tcp/tcp_cong_state_set tcp/tcp_retransmit_skb)
+was_on=$(cat "$tracing/tracing_on")
+was_size=$(awk '{ print $1; exit }' "$tracing/buffer_size_kb")
 stop_tracing() {
-  echo 0 >"$tracing/tracing_on"
   for e in "${events[@]}"; do echo 0 >"$tracing/events/$e/enable"; done
   echo 0 >"$tracing/events/tcp/tcp_probe/filter"
+  echo "$was_size" >"$tracing/buffer_size_kb"
+  echo "$was_on" >"$tracing/tracing_on"
 }
 trap stop_tracing EXIT
 echo 0 >"$tracing/tracing_on"
