@@ -27,11 +27,20 @@ pub struct Subflow {
 }
 
 /// One `ss` sample of the data connection: seconds since the client
-/// started, then per path (bytes acknowledged, smoothed RTT in ms).
+/// started, then per path what `ss` showed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
     pub t: f64,
-    pub paths: Vec<Option<(u64, Option<f64>)>>,
+    pub paths: Vec<Option<PathSample>>,
+}
+
+/// One subflow in one `ss` sample.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PathSample {
+    pub bytes_acked: u64,
+    pub srtt_ms: Option<f64>,
+    /// Congestion window, bytes (segments times the MSS).
+    pub cwnd_bytes: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -136,7 +145,8 @@ fn summarise(raw: &[(f64, Vec<ss::Subflow>)], paths: usize) -> Run {
             sf.min_rtt_ms = s.min_rtt_ms.or(sf.min_rtt_ms);
             sf.cc.clone_from(&s.cc);
             srtt[p].extend(s.srtt_ms);
-            sample.paths[p] = Some((s.bytes_acked, s.srtt_ms));
+            sample.paths[p] =
+                Some(PathSample { bytes_acked: s.bytes_acked, srtt_ms: s.srtt_ms, cwnd_bytes: s.cwnd * s.mss });
         }
         samples.push(sample);
     }
@@ -162,6 +172,7 @@ mod tests {
             srtt_ms: Some(srtt),
             min_rtt_ms: Some(srtt / 2.0),
             cwnd: 10,
+            mss: 1448,
         }
     }
 
@@ -182,7 +193,8 @@ mod tests {
         let l1 = run.subflows[0].as_ref().unwrap();
         assert_eq!((l1.bytes_acked, l1.retransmissions, l1.srtt_mean_ms), (9000, 9, Some(13.0)));
         assert_eq!(run.subflows[1].as_ref().unwrap().bytes_acked, 3000);
-        assert_eq!(run.samples[0].paths, vec![Some((5000, Some(12.0))), None]);
-        assert_eq!(run.samples[1].paths[1], Some((3000, Some(20.0))));
+        let at = |acked, srtt| Some(PathSample { bytes_acked: acked, srtt_ms: Some(srtt), cwnd_bytes: 14_480 });
+        assert_eq!(run.samples[0].paths, vec![at(5000, 12.0), None]);
+        assert_eq!(run.samples[1].paths[1], at(3000, 20.0));
     }
 }

@@ -28,8 +28,9 @@ use serde::Serialize;
     figures come from the kernel: `ss` per subflow every 100 ms, `nstat`, and the iperf3 receiver's\n\
     byte count. Braid's come from its two ends' JSON lines: the receiver's bytes per subflow and\n\
     goodput, the sender's smoothed RTT (once a second) and retransmitted packets.\n\n\
-    With --out DIR: DIR/compare.json, DIR/compare-CC-seedN.svg (goodput and RTT per subflow over\n\
-    time) and Braid's JSON lines as its two ends printed them (braid-send-CC-seedN.jsonl,\n\
+    With --out DIR: DIR/compare.json, DIR/compare-CC-seedN.svg (goodput, congestion window and RTT\n\
+    per subflow over time; the kernel's window from `ss`, Braid's from its sender's lines once a\n\
+    second) and Braid's JSON lines as its two ends printed them (braid-send-CC-seedN.jsonl,\n\
     braid-recv-CC-seedN.jsonl).")]
 pub struct Args {
     /// Scenario file (TOML).
@@ -186,9 +187,10 @@ fn sim_side(sc: &Scenario, cc: &str, opts: RunOptions) -> Result<(Side, Vec<Vec<
             retransmissions: s.retransmissions,
         })
         .collect();
-    // Goodput and smoothed RTT, as `braid run --out` draws them.
-    let [goodput, _, srtt, _] = braid_lab::plot::series(&plot);
-    let mut panels = vec![goodput, srtt];
+    // Goodput, congestion window and smoothed RTT, as `braid run --out`
+    // draws them.
+    let [goodput, cwnd, srtt, _] = braid_lab::plot::series(&plot);
+    let mut panels = vec![goodput, cwnd, srtt];
     for s in panels.iter_mut().flatten() {
         s.label = format!("simulator {}", s.label.rsplit(' ').next().unwrap_or_default());
     }
@@ -226,12 +228,13 @@ fn real_side(names: &[String], goodput_mbps: f64, paths: Vec<Option<Measured>>) 
     Side { goodput_mbps, subflows }
 }
 
-/// The figure's two panels for one side: goodput and smoothed RTT per path over time.
-fn panels(side: &str, names: &[String], goodput: Vec<Vec<(f64, f64)>>, srtt: Vec<Vec<(f64, f64)>>) -> Vec<Vec<Series>> {
+/// The figure's panels for one side: goodput, congestion window and
+/// smoothed RTT per path over time, each a series of points per path.
+fn panels(side: &str, names: &[String], [goodput, cwnd, srtt]: [Vec<Vec<(f64, f64)>>; 3]) -> Vec<Vec<Series>> {
     let series = |points: Vec<Vec<(f64, f64)>>| {
         names.iter().zip(points).map(|(path, points)| Series { label: format!("{side} {path}"), points }).collect()
     };
-    vec![series(goodput), series(srtt)]
+    vec![series(goodput), series(cwnd), series(srtt)]
 }
 
 fn kernel_side(run: &kernel::Run, names: &[String]) -> (Side, Vec<Vec<Series>>) {
@@ -247,20 +250,24 @@ fn kernel_side(run: &kernel::Run, names: &[String]) -> (Side, Vec<Vec<Series>>) 
             })
         })
         .collect();
-    let (mut goodput, mut srtt) = (vec![], vec![]);
+    let (mut goodput, mut cwnd, mut srtt) = (vec![], vec![], vec![]);
     for k in 0..names.len() {
-        let points: Vec<(f64, u64, Option<f64>)> =
-            run.samples.iter().filter_map(|s| s.paths[k].map(|(b, r)| (s.t, b, r))).collect();
+        let points: Vec<(f64, kernel::PathSample)> =
+            run.samples.iter().filter_map(|s| Some((s.t, s.paths[k]?))).collect();
         goodput.push(
             points
                 .windows(2)
                 .filter(|w| w[1].0 > w[0].0)
-                .map(|w| (w[1].0, w[1].1.saturating_sub(w[0].1) as f64 * 8.0 / (w[1].0 - w[0].0) / 1e6))
+                .map(|w| {
+                    let bytes = w[1].1.bytes_acked.saturating_sub(w[0].1.bytes_acked);
+                    (w[1].0, bytes as f64 * 8.0 / (w[1].0 - w[0].0) / 1e6)
+                })
                 .collect(),
         );
-        srtt.push(points.iter().filter_map(|&(t, _, r)| Some((t, r?))).collect());
+        cwnd.push(points.iter().map(|&(t, p)| (t, p.cwnd_bytes as f64 / 1e3)).collect());
+        srtt.push(points.iter().filter_map(|&(t, p)| Some((t, p.srtt_ms?))).collect());
     }
-    (real_side(names, run.goodput_mbps, measured), panels("kernel", names, goodput, srtt))
+    (real_side(names, run.goodput_mbps, measured), panels("kernel", names, [goodput, cwnd, srtt]))
 }
 
 fn braid_side(run: transport::Run, names: &[String]) -> (Side, Vec<Vec<Series>>) {
@@ -276,7 +283,8 @@ fn braid_side(run: transport::Run, names: &[String]) -> (Side, Vec<Vec<Series>>)
             })
         })
         .collect();
-    let panels = panels("braid", names, run.samples.goodput, run.samples.srtt);
+    let transport::Samples { goodput, cwnd, srtt } = run.samples;
+    let panels = panels("braid", names, [goodput, cwnd, srtt]);
     (real_side(names, run.goodput_mbps, measured), panels)
 }
 
@@ -434,7 +442,8 @@ fn compare_one(
     }
     if let Some(dir) = out {
         let file = dir.join(format!("compare-{cc}-seed{seed}.svg"));
-        let titles = ["goodput per subflow (Mbit/s)", "smoothed RTT per subflow (ms)"];
+        let titles =
+            ["goodput per subflow (Mbit/s)", "congestion window per subflow (kB)", "smoothed RTT per subflow (ms)"];
         write_panels(&file, &titles, &panels, duration.as_secs_f64())
             .map_err(|e| format!("{}: cannot write the figure: {e}", file.display()))?;
     }

@@ -18,7 +18,9 @@ pub struct Subflow {
     pub retrans: u64,
     pub srtt_ms: Option<f64>,
     pub min_rtt_ms: Option<f64>,
+    /// Congestion window in segments of `mss` bytes.
     pub cwnd: u64,
+    pub mss: u64,
 }
 
 fn field<'a>(info: &'a str, key: &str) -> Option<&'a str> {
@@ -55,6 +57,7 @@ pub fn parse(text: &str) -> Vec<Subflow> {
             srtt_ms: ms("rtt"),
             min_rtt_ms: ms("minrtt"),
             cwnd: num("cwnd"),
+            mss: num("mss"),
         });
     }
     out
@@ -90,6 +93,7 @@ mod tests {
                 srtt_ms: Some(20.761),
                 min_rtt_ms: Some(20.0),
                 cwnd: 73,
+                mss: 1448,
             }
         );
         assert_eq!((s[2].local.as_str(), s[2].token.as_str(), s[2].retrans), ("198.18.1.2", "58a2a208", 96));

@@ -29,11 +29,12 @@ pub struct Subflow {
 }
 
 /// One second of the connection, per path: the receiver's goodput
-/// (Mbit/s) and the sender's smoothed RTT (ms); seconds since the
-/// connection started.
+/// (Mbit/s), the sender's congestion window (kB) and smoothed RTT (ms);
+/// seconds since the connection started.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Samples {
     pub goodput: Vec<Vec<(f64, f64)>>,
+    pub cwnd: Vec<Vec<(f64, f64)>>,
     pub srtt: Vec<Vec<(f64, f64)>>,
 }
 
@@ -121,6 +122,7 @@ struct IntervalSubflow {
     remote: String,
     mbps: f64,
     rtt_ms: Option<f64>,
+    cwnd: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -197,7 +199,7 @@ pub fn summarise(sent: &str, received: &str, paths: usize) -> Result<Run, String
             sf.rtos += s.rtos;
         }
     }
-    let mut samples = Samples { goodput: vec![vec![]; paths], srtt: vec![vec![]; paths] };
+    let mut samples = Samples { goodput: vec![vec![]; paths], cwnd: vec![vec![]; paths], srtt: vec![vec![]; paths] };
     let start = accepted.unwrap_or(0.0);
     for (t, line) in &recv_intervals {
         for s in line {
@@ -208,8 +210,12 @@ pub fn summarise(sent: &str, received: &str, paths: usize) -> Result<Run, String
     }
     for (t, line) in &send_intervals {
         for s in line {
-            if let (Some(p), Some(rtt)) = (path_of_socket(&s.local, paths), s.rtt_ms) {
+            let Some(p) = path_of_socket(&s.local, paths) else { continue };
+            if let Some(rtt) = s.rtt_ms {
                 samples.srtt[p].push((*t, rtt));
+            }
+            if let Some(cwnd) = s.cwnd {
+                samples.cwnd[p].push((*t, cwnd as f64 / 1e3));
             }
         }
     }
@@ -264,6 +270,7 @@ mod tests {
         assert_eq!(run.samples.goodput, vec![vec![(1.0, 93.2)], vec![(1.0, 0.1)]]);
         assert_eq!(run.samples.srtt[0], vec![(1.000193501, 17.5), (2.000049605, 15.5)]);
         assert_eq!(run.samples.srtt[1], vec![(2.000049605, 2.5)]);
+        assert_eq!(run.samples.cwnd[0], vec![(1.000193501, 216.336), (2.000049605, 190.785)]);
     }
 
     #[test]
