@@ -109,4 +109,6 @@ awk '
   / tcp_cong_state_set: / { k = path(field("saddr")); if (k >= 0) printf "%.6f,%d,%s,state,,,,,,%s\n", stamp(), k, field("sport"), field("cong_state"); next }
   / tcp_retransmit_skb: / { k = path(field("saddr")); if (k >= 0) printf "%.6f,%d,%s,retransmit,,,,,,\n", stamp(), k, field("sport") }
 ' "$out/trace.txt" >"$out/trace.csv"
+grep -q ',ack,' "$out/trace.csv" ||
+  die "no acknowledgement of the client's traced (raw trace in $out/trace.txt; iperf3's report in $out/iperf3.txt)"
 echo "kernel-trace: $(($(wc -l <"$out/trace.csv") - 1)) events in $out/trace.csv; iperf3's report in $out/iperf3.txt"

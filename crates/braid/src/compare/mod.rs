@@ -593,6 +593,38 @@ mod tests {
         assert_eq!(missing_tools(&path, &["sh", "no-such-tool-here"]), ["no-such-tool-here"]);
     }
 
+    /// Every side draws goodput, congestion window and SRTT, in that
+    /// order, the figure's three titles: the simulator from its samples
+    /// (in kB), the kernel from its `ss` samples (segments times the MSS).
+    #[test]
+    fn each_side_draws_goodput_window_and_rtt() {
+        let sc = scenario::parse(braid_lab::DEFAULT_SCENARIO, "t").unwrap();
+        let opts = RunOptions { seed: Some(1), duration: Some(braid_proto::Duration::from_secs(1)) };
+        let (_, sim) = sim_side(&sc, "cubic", opts).unwrap();
+        assert_eq!(sim.len(), 3);
+        let window = &sim[1][0];
+        assert_eq!(window.label, "simulator L1");
+        assert_eq!(window.points[0], (0.0, 14.48), "ten segments of 1448 bytes at the start");
+        assert!(window.points.iter().any(|&(_, kb)| kb > 14.48), "the window grows: {:?}", window.points);
+        let at = |t, acked: u64, cwnd_bytes| kernel::Sample {
+            t,
+            paths: vec![Some(kernel::PathSample { bytes_acked: acked, srtt_ms: Some(10.0), cwnd_bytes }), None],
+        };
+        let run = kernel::Run {
+            goodput_mbps: 1.0,
+            seconds: 1.0,
+            subflows: vec![None, None],
+            retrans_segs: 0,
+            samples: vec![at(0.1, 0, 14_480), at(0.2, 125_000, 28_960)],
+        };
+        let names: Vec<String> = ["L1", "L2"].map(String::from).to_vec();
+        let (_, kernel) = kernel_side(&run, &names);
+        assert_eq!(kernel.len(), 3);
+        assert_eq!(kernel[0][0].points, [(0.2, 10.0)], "125 kB in 0.1 s");
+        assert_eq!(kernel[1][0].points, [(0.1, 14.48), (0.2, 28.96)]);
+        assert_eq!(kernel[2][0].points, [(0.1, 10.0), (0.2, 10.0)]);
+    }
+
     fn measured(bytes: u64) -> Option<Measured> {
         Some(Measured { bytes, srtt_mean_ms: Some(10.0), min_rtt_ms: None, retransmissions: 3 })
     }
