@@ -155,6 +155,7 @@ mod tests {
             outages: vec![],
             aqm: braid_sim::Aqm::DropTail,
             trace: None,
+            policer: None,
         };
         Link::new(spec, None, ChaCha8Rng::seed_from_u64(3))
     }

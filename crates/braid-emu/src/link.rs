@@ -13,7 +13,7 @@
 //! of segments with their exit times, plus the service start times of the
 //! segments still waiting, which is what the queue limit counts. The
 //! decisions and their order match `braid_sim`'s `Link::offer`: down, then
-//! random loss, then RED, then the queue limit; the queue does not count
+//! the policer, then random loss, then RED, then the queue limit; the queue does not count
 //! the segment being serialised; an outage drops what is offered and what
 //! waits, while segments already serialising or propagating arrive.
 
@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 
 use braid_proto::{Duration, Instant};
 use braid_sim::loss::{LossModel, LossSpec};
+use braid_sim::policer::TokenBucket;
 use braid_sim::trace::TraceCursor;
 use braid_sim::{Aqm, LinkSpec, LinkStats, QueueLimit};
 use rand::Rng;
@@ -99,6 +100,8 @@ pub struct Link {
     pub spec: LinkSpec,
     loss: LossModel,
     rng: ChaCha8Rng,
+    /// The policer's tokens, if the spec has one.
+    bucket: Option<TokenBucket>,
     up: bool,
     /// Index of the next outage in `spec.outages` whose end is not past.
     outage: usize,
@@ -129,6 +132,7 @@ impl Link {
     pub fn new(spec: LinkSpec, loss: Option<LossSpec>, rng: ChaCha8Rng) -> Link {
         let loss = LossModel::new(loss.unwrap_or(spec.loss));
         Link {
+            bucket: spec.policer.map(TokenBucket::new),
             spec,
             loss,
             rng,
@@ -271,6 +275,10 @@ impl Link {
             self.stats.drops_down += 1;
             return None;
         }
+        if self.bucket.as_mut().is_some_and(|b| !b.admits(t.as_nanos(), bytes)) {
+            self.stats.drops_policed += 1;
+            return None;
+        }
         if self.loss.drops(&mut self.rng) {
             self.stats.drops_random += 1;
             return None;
@@ -362,6 +370,7 @@ mod tests {
             outages: vec![],
             aqm: Aqm::DropTail,
             trace: None,
+            policer: None,
         }
     }
 
@@ -415,6 +424,23 @@ mod tests {
         assert_eq!(l.stats.packets_sent, 4);
         let e = exits(&l);
         assert_eq!(e, [at(1000), at(2000), at(3000), at(4000)]);
+    }
+
+    /// A policer as in the simulator, per segment: a 3000-byte bucket
+    /// passes two of a super-packet's segments (at most 1500 bytes each on
+    /// the wire) and drops the rest, then refills at its rate.
+    #[test]
+    fn a_policer_passes_its_burst_then_its_rate() {
+        let mut l = link(LinkSpec {
+            policer: Some(braid_sim::PolicerSpec { rate_bps: 12_000_000, burst_bytes: 3000 }),
+            ..spec(1_000_000_000, 0, QueueLimit::Packets(100), 0.0)
+        });
+        let m = Meta::parse(&super_packet(5 * 1448, 1448, 0)).unwrap();
+        l.offer(segs(0, 0, 5), &m, |_| at(0));
+        assert_eq!((l.stats.packets_sent, l.stats.drops_policed), (2, 3));
+        // 12 Mbit/s refills 1500 bytes a millisecond: one more segment.
+        l.offer(segs(1, 0, 5), &m, |_| at(1000));
+        assert_eq!((l.stats.packets_sent, l.stats.drops_policed), (3, 7));
     }
 
     #[test]

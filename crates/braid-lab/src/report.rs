@@ -106,13 +106,16 @@ pub fn table(s: &Summary) -> String {
             c.name, c.path, c.rate_mbps, c.mean_rate_mbps, c.packets_delivered, c.packets_sent
         );
     }
-    let _ = writeln!(
+    // A policer's drops get a column only in runs that have one.
+    let policed = s.links.iter().any(|l| l.drops_policed > 0);
+    let _ = write!(
         out,
         "\n{:<14} {:>10} {:>8} {:>8} {:>10} {:>10} {:>10}",
         "link", "Mbit/s", "util", "loss", "q-drops", "rnd-drops", "down-drops"
     );
-    for l in s.links.iter().filter(|l| l.bytes_sent > 0 || l.drops_down > 0) {
-        let _ = writeln!(
+    let _ = writeln!(out, "{}", if policed { format!(" {:>10}", "pol-drops") } else { String::new() });
+    for l in s.links.iter().filter(|l| l.bytes_sent > 0 || l.drops_down > 0 || l.drops_policed > 0) {
+        let _ = write!(
             out,
             "{:<14} {:>10.0} {:>7.1}% {:>7.3}% {:>10} {:>10} {:>10}",
             l.name,
@@ -123,6 +126,7 @@ pub fn table(s: &Summary) -> String {
             l.drops_random,
             l.drops_down
         );
+        let _ = writeln!(out, "{}", if policed { format!(" {:>10}", l.drops_policed) } else { String::new() });
     }
     out
 }

@@ -149,6 +149,8 @@ pub struct LinkSummary {
     pub drops_early: u64,
     pub drops_random: u64,
     pub drops_down: u64,
+    /// Dropped by the link's policer (0 without one).
+    pub drops_policed: u64,
 }
 
 /// Overrides the command line may apply to a scenario.
@@ -425,6 +427,7 @@ fn summarise(scenario: &Scenario, sim: &Sim, stats: &SampleStats, seed: u64) -> 
                 drops_early: stats.drops_early,
                 drops_random: stats.drops_random,
                 drops_down: stats.drops_down,
+                drops_policed: stats.drops_policed,
             }
         })
         .collect();

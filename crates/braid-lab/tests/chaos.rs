@@ -6,7 +6,8 @@
 //! of two or three links, some sharing a link), rates from 100 kbit/s to
 //! 1 Gbit/s, RTTs from 0.1 to 400 ms, random and bursty loss (Bernoulli,
 //! Gilbert-Elliott, short outages), outages up to every path down and back,
-//! queues and buffers from tiny to large (drop-tail, RED or random drop),
+//! token-bucket policers, queues and buffers from tiny to large (drop-tail,
+//! RED or random drop),
 //! fixed and autotuned buffers, every controller x scheduler, opportunistic
 //! retransmission, quick ACKs and slow start after idle on and off, sized
 //! bulk transfers and constant-rate sources, short failure timeouts,
@@ -40,6 +41,7 @@ fn log_uniform(rng: &mut ChaCha8Rng, lo: f64, hi: f64) -> f64 {
 
 struct Link {
     name: String,
+    /// What the link carries: its rate, or its policer's.
     rate_bps: f64,
     rtt_s: f64,
     /// Longest a packet can wait in the queue.
@@ -106,12 +108,20 @@ fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)], ends: Opti
     if rng.gen_bool(0.1) {
         t += if rng.gen_bool(0.5) { "aqm = \"red\"\n" } else { "aqm = \"random-drop\"\n" };
     }
+    // A policer at 30-100% of the link's rate, with a burst from one
+    // packet to 1 MB: the path then carries the policer's rate.
+    let mut carried_bps = rate_bps;
+    if rng.gen_bool(0.05) {
+        carried_bps = (rate_bps * rng.gen_range(0.3..=1.0)).round();
+        let burst = log_uniform(rng, 1500.0, 1e6).round();
+        t += &format!("policer = {{ rate = \"{carried_bps:.0}bit\", burst = \"{burst:.0}B\" }}\n");
+    }
     if !outages.is_empty() {
         let list: Vec<String> =
             outages.iter().map(|(a, b)| format!("{{ from = \"{a:.3}s\", to = \"{b:.3}s\" }}")).collect();
         t += &format!("down = [{}]\n", list.join(", "));
     }
-    Link { name: name.to_string(), rate_bps, rtt_s: rtt_ms / 1e3, queue_s, loss, toml: t }
+    Link { name: name.to_string(), rate_bps: carried_bps, rtt_s: rtt_ms / 1e3, queue_s, loss, toml: t }
 }
 
 /// Outages for one link within the first `span` seconds: none, a burst of

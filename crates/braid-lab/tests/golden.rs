@@ -4,7 +4,8 @@
 //! (`tests/golden/lossy-multiflow.toml`) and one of senders held up by
 //! their buffers (`tests/golden/opportunistic.toml`: opportunistic
 //! retransmission and penalisation), one with RACK-TLP on
-//! (`tests/golden/rack-tlp.toml`), each against the summary stored in
+//! (`tests/golden/rack-tlp.toml`), one behind a token-bucket policer
+//! (`tests/golden/policed.toml`), each against the summary stored in
 //! `tests/golden/NAME.json`.
 //!
 //! After an intended change of behaviour, regenerate the files with

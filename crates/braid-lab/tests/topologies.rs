@@ -351,6 +351,33 @@ fn bursty_loss_on_a_link_and_its_loss_rate() {
     ]);
 }
 
+/// A policer on a graph link: what passes over the run is at most its
+/// rate plus its burst, the rest is counted as `drops_policed` (the
+/// queue, 1 BDP of a 10 Mbit/s link, never fills at 2 Mbit/s), and bad
+/// policers are refused with the key named.
+#[test]
+fn a_policed_link_passes_its_rate_and_counts_its_drops() {
+    let policed = |p: &str| GRAPH.replace("name = \"r1-d\"", &format!("name = \"r1-d\"\npolicer = {p}"));
+    let s = simulate(&format!(
+        "{}[[flow]]\npaths = [\"a\"]\ncc = \"reno\"\n",
+        policed(r#"{ rate = "2Mbit", burst = "30KB" }"#)
+    ));
+    let l = s.links.iter().find(|l| l.name == "r1-d").unwrap();
+    let allowed = 2e6 / 8.0 * 10.0 + 30e3;
+    println!("{} bytes sent of {allowed} allowed, {} policed drops", l.bytes_sent, l.drops_policed);
+    assert!(l.bytes_sent as f64 <= allowed && l.bytes_sent as f64 > 0.8 * allowed, "{}", l.bytes_sent);
+    assert!(l.drops_policed > 0 && l.drops_queue == 0, "{l:?}");
+    assert_eq!(l.loss_rate, l.drops_policed as f64 / l.packets_offered as f64);
+    let flow = "[[flow]]\npaths = [\"a\"]\n";
+    assert_refused([
+        (policed(r#"{ rate = "2Mbit", burst = "1000B" }"#) + flow, "topology.link[1].policer.burst", "full packet"),
+        (policed(r#"{ rate = "fast", burst = "30KB" }"#) + flow, "topology.link[1].policer.rate", "rate"),
+        (policed(r#"{ rate = "2Mbit", burst = "2GB" }"#) + flow, "topology.link[1].policer.burst", "1GB"),
+    ]);
+    let e = parse(&(policed(r#"{ rate = "2Mbit" }"#) + flow), "test.toml").unwrap_err().to_string();
+    assert!(e.contains("burst"), "{e}");
+}
+
 /// A link whose capacity follows a mahimahi trace: 1 opportunity a
 /// millisecond is 12.03 Mbit/s, whatever `rate` would say.
 #[test]

@@ -2,7 +2,8 @@
 //! the time-varying capacity of a delivery trace, [`crate::trace`]), then a
 //! fixed propagation delay. Random loss (Bernoulli or Gilbert–Elliott,
 //! [`crate::loss`]) is drawn when a packet is offered; a link that is down
-//! drops everything offered and flushes its queue.
+//! drops everything offered and flushes its queue. A token-bucket policer
+//! ([`crate::policer`]) may stand in front of the queue.
 //!
 //! The queue is drop-tail, optionally with RED in front (Floyd & Jacobson,
 //! "Random Early Detection Gateways for Congestion Avoidance", 1993, with
@@ -31,6 +32,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::loss::{LossModel, LossSpec};
+use crate::policer::{PolicerSpec, TokenBucket};
 use crate::trace::{DeliveryTrace, TraceCursor};
 
 /// Drop-tail queue capacity, not counting the packet being serialised.
@@ -130,6 +132,8 @@ pub struct LinkSpec {
     /// Capacity from a delivery trace instead of `rate_bps` (which then
     /// only describes the link: its mean rate).
     pub trace: Option<Arc<DeliveryTrace>>,
+    /// A token-bucket policer in front of the queue.
+    pub policer: Option<PolicerSpec>,
 }
 
 impl LinkSpec {
@@ -144,6 +148,7 @@ impl LinkSpec {
             outages: Vec::new(),
             aqm: Aqm::DropTail,
             trace: None,
+            policer: None,
         }
     }
 }
@@ -166,12 +171,14 @@ pub struct LinkStats {
     pub drops_early: u64,
     pub drops_random: u64,
     pub drops_down: u64,
+    /// Dropped by the policer, for want of tokens.
+    pub drops_policed: u64,
 }
 
 impl LinkStats {
     /// Every packet dropped, whatever the reason.
     pub fn drops(&self) -> u64 {
-        self.drops_queue + self.drops_early + self.drops_random + self.drops_down
+        self.drops_queue + self.drops_early + self.drops_random + self.drops_down + self.drops_policed
     }
 
     /// The counts between `earlier` (counters taken before) and these.
@@ -185,6 +192,7 @@ impl LinkStats {
             drops_early: self.drops_early - earlier.drops_early,
             drops_random: self.drops_random - earlier.drops_random,
             drops_down: self.drops_down - earlier.drops_down,
+            drops_policed: self.drops_policed - earlier.drops_policed,
         }
     }
 
@@ -205,7 +213,7 @@ pub enum Offer<T> {
     /// On its way. `first` when no other packet is on the link, so the
     /// caller must schedule the link's next arrival, at `arrives`.
     Accepted { first: bool, arrives: Instant },
-    /// Dropped (down, random loss, RED or a full queue); the packet is
+    /// Dropped (down, policed, random loss, RED or a full queue); the packet is
     /// handed back.
     Dropped(T),
 }
@@ -253,8 +261,9 @@ pub struct Link<T> {
     queue_bytes: u64,
     waiting: u32,
     pub up: bool,
-    /// False when the loss model can never drop, so lossless links skip it.
-    lossy: bool,
+    /// The spec has a policer or a loss model that can drop: offers go
+    /// through [`Link::screen_drops`]; lossless, unpoliced links skip it.
+    screened: bool,
     /// The spec has an AQM (early drops before the drop-tail limit).
     early_drops: bool,
     /// The spec has a delivery trace.
@@ -274,19 +283,22 @@ pub struct Link<T> {
     loss: LossModel,
     /// Where a trace-driven link is in its trace.
     trace_at: TraceCursor,
+    /// The policer's tokens.
+    bucket: Option<TokenBucket>,
     /// Boxed: it is 320 bytes, used only by lossy and AQM links.
     rng: Box<ChaCha8Rng>,
 }
 
 impl<T> Link<T> {
     pub fn new(spec: LinkSpec, rng: ChaCha8Rng) -> Self {
+        let bucket = spec.policer.map(TokenBucket::new);
         Link {
             fifo: VecDeque::new(),
             free_at: Instant::ZERO,
             queue_bytes: 0,
             waiting: 0,
             up: true,
-            lossy: !spec.loss.is_lossless(),
+            screened: spec.policer.is_some() || !spec.loss.is_lossless(),
             early_drops: !matches!(spec.aqm, Aqm::DropTail),
             traced: spec.trace.is_some(),
             delay: spec.delay,
@@ -297,6 +309,7 @@ impl<T> Link<T> {
             spec,
             red_avg: 0.0,
             trace_at: TraceCursor::default(),
+            bucket,
             rng: Box::new(rng),
         }
     }
@@ -397,8 +410,7 @@ impl<T> Link<T> {
             self.stats.drops_down += 1;
             return Offer::Dropped(packet);
         }
-        if self.lossy && self.loss.drops(&mut *self.rng) {
-            self.stats.drops_random += 1;
+        if self.screened && self.screen_drops(now, bytes) {
             return Offer::Dropped(packet);
         }
         self.settle(now);
@@ -436,6 +448,20 @@ impl<T> Link<T> {
     fn trace_schedule(&mut self, start: Instant, bytes: u32) -> (Instant, Instant) {
         let trace = self.spec.trace.as_ref().expect("a traced link has a trace");
         trace.schedule(&mut self.trace_at, start, bytes)
+    }
+
+    /// The policer's verdict on `bytes` offered at `now`, then the loss
+    /// model's; true (and the drop counted) if either drops them.
+    fn screen_drops(&mut self, now: Instant, bytes: u32) -> bool {
+        if self.bucket.as_mut().is_some_and(|b| !b.admits(now.as_nanos(), bytes)) {
+            self.stats.drops_policed += 1;
+            return true;
+        }
+        if self.loss.drops(&mut *self.rng) {
+            self.stats.drops_random += 1;
+            return true;
+        }
+        false
     }
 
     /// Draws an early drop: RED (its average updated first) or random drop.
@@ -514,7 +540,7 @@ mod tests {
             offset_of!(L, queue_bytes) + 8,
             offset_of!(L, waiting) + 4,
             offset_of!(L, up) + 1,
-            offset_of!(L, lossy) + 1,
+            offset_of!(L, screened) + 1,
             offset_of!(L, early_drops) + 1,
             offset_of!(L, traced) + 1,
             offset_of!(L, delay) + 8,
@@ -647,6 +673,23 @@ mod tests {
             l.offer(t, i, 1000);
         }
         assert!(l.stats(t).drops_early > 0, "{:?}", l.stats(t));
+    }
+
+    /// A policer drops before the queue, whatever the queue holds, and
+    /// its drops count towards the loss rate.
+    #[test]
+    fn a_policer_drops_in_front_of_the_queue() {
+        let mut l = link_with(QueueLimit::Packets(100), |spec| {
+            spec.policer = Some(PolicerSpec { rate_bps: 8_000_000, burst_bytes: 2000 })
+        });
+        let t0 = Instant::ZERO;
+        assert!(matches!(l.offer(t0, 0, 1000), Offer::Accepted { .. }));
+        assert!(matches!(l.offer(t0, 1, 1000), Offer::Accepted { .. }));
+        assert_eq!(l.offer(t0, 2, 1000), Offer::Dropped(2), "an empty bucket, an empty queue");
+        // 8 Mbit/s: 1000 bytes of tokens a millisecond.
+        assert!(matches!(l.offer(Instant::from_nanos(1_000_000), 3, 1000), Offer::Accepted { .. }));
+        let s = l.stats(t0);
+        assert_eq!((s.drops_policed, s.drops(), s.arrivals), (1, 1, 4));
     }
 
     /// Drops over arrivals counts every reason; Gilbert–Elliott loss on a

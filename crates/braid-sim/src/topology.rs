@@ -17,6 +17,7 @@ use braid_proto::{Duration, Instant};
 
 use crate::link::{Aqm, LinkSpec, QueueLimit};
 use crate::loss::LossSpec;
+use crate::policer::PolicerSpec;
 use crate::trace::DeliveryTrace;
 
 /// A data-centre fabric built into a [`Topology`]: hosts numbered from 0,
@@ -72,6 +73,8 @@ pub struct LinkParams {
     pub outages: Vec<(Instant, Instant)>,
     pub aqm: Aqm,
     pub trace: Option<Arc<DeliveryTrace>>,
+    /// A policer in front of the forward link's queue.
+    pub policer: Option<PolicerSpec>,
 }
 
 /// Where a route is broken.
@@ -137,6 +140,7 @@ impl Topology {
                 outages: p.outages.clone(),
                 aqm: p.aqm,
                 trace: p.trace.clone(),
+                policer: p.policer,
             },
             a,
             b,
@@ -160,6 +164,7 @@ impl LinkParams {
             outages: vec![],
             aqm: Aqm::DropTail,
             trace: None,
+            policer: None,
         }
     }
 }

@@ -99,18 +99,25 @@ fn describe(t: &Topology) -> String {
 
 fn table(r: &Report) -> String {
     let mut out = format!(
-        "{:<12} {:>10} {:>14} {:>9} {:>9} {:>9} {:>9}\n",
-        "link", "packets", "bytes", "queue", "early", "random", "down"
+        "{:<12} {:>10} {:>14} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "link", "packets", "bytes", "queue", "early", "random", "down", "policed"
     );
     for l in &r.links {
         let s = &l.stats;
         out += &format!(
-            "{:<12} {:>10} {:>14} {:>9} {:>9} {:>9} {:>9}\n",
-            l.name, s.packets_sent, s.bytes_sent, s.drops_queue, s.drops_early, s.drops_random, s.drops_down
+            "{:<12} {:>10} {:>14} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+            l.name,
+            s.packets_sent,
+            s.bytes_sent,
+            s.drops_queue,
+            s.drops_early,
+            s.drops_random,
+            s.drops_down,
+            s.drops_policed
         );
     }
     out += &format!(
-        "(drops by cause in the last four columns; malformed {}, unroutable {}, write errors {}, buffers {})\n",
+        "(drops by cause in the last five columns; malformed {}, unroutable {}, write errors {}, buffers {})\n",
         r.malformed, r.unroutable, r.write_errors, r.buffers
     );
     out
@@ -126,6 +133,7 @@ fn json(r: &Report) -> String {
                 "name": l.name, "packets_sent": s.packets_sent, "bytes_sent": s.bytes_sent,
                 "drops_queue": s.drops_queue, "drops_early": s.drops_early,
                 "drops_random": s.drops_random, "drops_down": s.drops_down,
+                "drops_policed": s.drops_policed,
             })
         })
         .collect();

@@ -20,12 +20,12 @@ use braid_sim::topology::fattree::{FatTree, FatTreeParams};
 use braid_sim::topology::{HostFabric, LinkParams, Path, RouteError, Topology, CORE_LINK, DEEP_QUEUE};
 use braid_sim::trace::DeliveryTrace;
 use braid_sim::traffic::Matrix;
-use braid_sim::{Aqm, LinkSpec, QueueLimit, RandomDrop, Red};
+use braid_sim::{Aqm, LinkSpec, PolicerSpec, QueueLimit, RandomDrop, Red};
 use serde::Deserialize;
 
 use super::flows::RawFlow;
 use super::{Ctx, RawScenario, ScenarioError};
-use crate::units::{parse_duration, parse_loss, parse_queue, parse_rate, QueueSize};
+use crate::units::{parse_duration, parse_loss, parse_queue, parse_rate, parse_size, QueueSize};
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -65,6 +65,14 @@ pub(super) struct RawLink {
     #[serde(default)]
     down: Vec<RawOutage>,
     trace: Option<String>,
+    policer: Option<RawPolicer>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicer {
+    rate: String,
+    burst: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -286,7 +294,8 @@ pub(super) fn build(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
     }
 }
 
-/// What every kind's links share: rate or trace, loss, queue, AQM, outages.
+/// What every kind's links share: rate or trace, loss, queue, AQM,
+/// outages, policer.
 struct LinkCommon {
     rate_bps: u64,
     loss: LossSpec,
@@ -294,6 +303,7 @@ struct LinkCommon {
     outages: Vec<(Instant, Instant)>,
     aqm: Aqm,
     trace: Option<Arc<DeliveryTrace>>,
+    policer: Option<PolicerSpec>,
 }
 
 /// Reads the keys every link has; `bdp_rtt` is the round trip a `"1bdp"`
@@ -335,7 +345,22 @@ fn link_common(cx: &Ctx, key: &str, l: &RawLink, bdp_rtt: Duration) -> Result<Li
     }
     let queue = queue_limit(queue, rate_bps, bdp_rtt);
     let aqm = parse_aqm(cx, &format!("{key}.aqm"), l.aqm.as_deref(), queue)?;
-    Ok(LinkCommon { rate_bps, loss, queue, outages, aqm, trace })
+    let policer = l.policer.as_ref().map(|p| policer(cx, &format!("{key}.policer"), p)).transpose()?;
+    Ok(LinkCommon { rate_bps, loss, queue, outages, aqm, trace, policer })
+}
+
+/// A link's `policer = { rate, burst }`: the bucket must hold a full-sized
+/// packet (a smaller one would drop every data packet) and at most 1 GB.
+fn policer(cx: &Ctx, key: &str, p: &RawPolicer) -> Result<PolicerSpec, ScenarioError> {
+    let rate_bps = cx.field(&format!("{key}.rate"), parse_rate(&p.rate))?;
+    let burst_bytes = cx.field(&format!("{key}.burst"), parse_size(&p.burst))?;
+    if !(1500..=PolicerSpec::MAX_BURST_BYTES).contains(&burst_bytes) {
+        return Err(cx.invalid(
+            format!("{key}.burst"),
+            format!("{burst_bytes} bytes: a policer's burst must hold a full packet, 1500B to 1GB"),
+        ));
+    }
+    Ok(PolicerSpec { rate_bps, burst_bytes })
 }
 
 /// The `aqm` key of a link (`key`) or a fabric, for a queue of `queue`.
@@ -452,6 +477,7 @@ fn link_params(cx: &Ctx, key: &str, l: &RawLink, default_name: &str) -> Result<L
         outages: c.outages,
         aqm: c.aqm,
         trace: c.trace,
+        policer: c.policer,
     })
 }
 
@@ -685,6 +711,7 @@ fn graph(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
             outages: c.outages,
             aqm: c.aqm,
             trace: c.trace,
+            policer: c.policer,
         };
         by_name.insert(name.clone(), topo.add_link(spec, from, to));
         link_keys.push((name, format!("{key}.queue")));

@@ -39,9 +39,23 @@
 //! The window's target has Linux's allowance for ACK aggregation
 //! (`cc/ack_aggregation.rs`) once the pipe is filled.
 //!
-//! Deviations from Linux: no long-term bandwidth mode for
-//! policers (`bbr_lt_bw_sampling`); in-flight counts have no
-//! departure-time adjustment (`bbr_packets_in_net_at_edt`); the RTprop
+//! Linux's long-term bandwidth model (`cc/long_term_bw.rs`): two intervals
+//! in a row that lose 20% of what they deliver at a steady rate mean a
+//! policer; BBR then paces and sizes its window by their mean rate, with
+//! ProbeBW's gain at 1, for 48 rounds. The interval's sampling runs on
+//! every valid rate sample, before BtlBw's filter, and on a timeout, which
+//! counts as a loss ending a round (`bbr_set_state`); an undone timeout
+//! resets it (`bbr_undo_cwnd`). The state machine (full bandwidth, Drain's
+//! exit, ProbeBW's phases) keeps comparing with BtlBw, as Linux's
+//! `bbr_max_bw`; the pacing rate, the window's target and the ACK
+//! aggregation allowance use the long-term rate while it is in use
+//! (`bbr_bw`).
+//!
+//! Deviations from Linux: in-flight counts have no
+//! departure-time adjustment (`bbr_packets_in_net_at_edt`); the long-term
+//! model samples only the first of a series of timeouts (the connection
+//! calls the controller for that one; Linux's `bbr_set_state` runs at
+//! each); the RTprop
 //! stamp is refreshed on equal samples (`<=`, as 5.4.0 and the draft). The draft and Linux start
 //! ProbeBW at a random phase; Braid's core has no RNG, so every subflow
 //! starts in the first cruise phase (index 2). The send quantum is 2
@@ -49,6 +63,7 @@
 //! pacing.
 
 use super::ack_aggregation::AckAggregation;
+use super::long_term_bw::{self, LongTermBw};
 use super::{deactivate, install, AckSample, Controller, PathSlot, PathView};
 use crate::time::{Duration, Instant};
 
@@ -168,8 +183,13 @@ pub(super) struct BbrPath {
     /// The draft's `BBR.rtprop_expired`: RTprop was more than 10 s old when
     /// the last ACK arrived, before that ACK's sample replaced it.
     rt_prop_expired: bool,
-    /// Bytes delivered on the subflow as of the last ACK.
+    /// Bytes delivered on the subflow as of the last ACK, and when.
     delivered: u64,
+    delivered_at: Instant,
+    /// Packets the subflow had declared lost at the last event.
+    lost: u64,
+    /// The policer model.
+    lt: LongTermBw,
     round: u64,
     next_round_delivered: u64,
     full_bw: f64,
@@ -210,6 +230,9 @@ impl BbrPath {
             rt_prop_stamp: Instant::ZERO,
             rt_prop_expired: false,
             delivered: 0,
+            delivered_at: Instant::ZERO,
+            lost: 0,
+            lt: LongTermBw::default(),
             round: 0,
             next_round_delivered: 0,
             full_bw: 0.0,
@@ -229,20 +252,29 @@ impl BbrPath {
         match self.state {
             BbrState::Startup => (STARTUP_GAIN, STARTUP_GAIN),
             BbrState::Drain => (DRAIN_GAIN, STARTUP_GAIN),
+            // A policed subflow cruises (`bbr_update_gains`).
+            BbrState::ProbeBw if self.lt.bw().is_some() => (1.0, 2.0),
             BbrState::ProbeBw => (CYCLE[self.cycle_index], 2.0),
             BbrState::ProbeRtt => (1.0, 1.0),
         }
     }
 
-    /// The bandwidth pacing and the window run on: BtlBw, divided among the
-    /// subflows C-MPBBR found on the same bottleneck during the cruise
-    /// phases of ProbeBW (index above 1), as `mpbbr_check_same_bottleneck`
-    /// does; probing and draining use the whole BtlBw.
+    /// Linux's `bbr_bw`: the long-term rate while a policer is modelled,
+    /// else BtlBw.
+    fn bw(&self) -> f64 {
+        self.lt.bw().unwrap_or(self.btl_bw)
+    }
+
+    /// The bandwidth pacing and the window run on: [`BbrPath::bw`], divided
+    /// among the subflows C-MPBBR found on the same bottleneck during the
+    /// cruise phases of ProbeBW (index above 1), as
+    /// `mpbbr_check_same_bottleneck` does; probing and draining use the
+    /// whole of it.
     pub(super) fn model_bw(&self) -> f64 {
         if self.state == BbrState::ProbeBw && self.cycle_index > 1 {
-            self.btl_bw / self.bw_divisor
+            self.bw() / self.bw_divisor
         } else {
-            self.btl_bw
+            self.bw()
         }
     }
 
@@ -298,7 +330,7 @@ impl BbrPath {
     /// aggregation once the pipe is filled (`bbr_ack_aggregation_cwnd`).
     fn target_window(&self, gain: f64) -> f64 {
         let extra = match &self.aggregation {
-            Some(a) if self.filled_pipe => a.allowance_segments(self.btl_bw, self.mss),
+            Some(a) if self.filled_pipe => a.allowance_segments(self.bw(), self.mss),
             _ => 0.0,
         };
         self.inflight_with(self.bdp(), gain, extra)
@@ -350,7 +382,32 @@ impl BbrPath {
         ack.rate.is_some() && ack.prior_delivered.is_some_and(|d| d >= self.next_round_delivered)
     }
 
-    fn update_model(&mut self, ack: &AckSample, rtt: Option<Duration>) {
+    /// The subflow's counters as of the last event.
+    fn counters(&self) -> long_term_bw::Counters {
+        long_term_bw::Counters {
+            delivered_at: self.delivered_at,
+            delivered: self.delivered,
+            lost: self.lost,
+            mss: self.mss,
+        }
+    }
+
+    /// The policer model's sample (`bbr_lt_bw_sampling`); when its rate
+    /// expires, ProbeBW's gain cycle restarts (`bbr_reset_probe_bw_mode`).
+    fn sample_long_term(&mut self, now: Instant, losses: bool, app_limited: bool, round_start: bool) {
+        let sample = long_term_bw::Sample {
+            counters: self.counters(),
+            losses,
+            app_limited,
+            round_start,
+            probe_bw: self.state == BbrState::ProbeBw,
+        };
+        if self.lt.on_sample(&sample) == long_term_bw::Outcome::Expired {
+            self.enter_probe_bw(now);
+        }
+    }
+
+    fn update_model(&mut self, ack: &AckSample, rtt: Option<Duration>, lost: u64) {
         // Recovery's packet conservation lasts a round.
         let round_start = self.starts_round(ack);
         if round_start {
@@ -358,13 +415,16 @@ impl BbrPath {
             self.round += 1;
             self.packet_conservation = false;
         }
+        (self.delivered, self.delivered_at, self.lost) = (ack.delivered, ack.now, lost);
         if let Some(rs) = ack.rate {
+            self.sample_long_term(ack.now, ack.packets_lost > 0, rs.is_app_limited, round_start);
             self.last_rate = rs.delivery_rate;
             if !rs.is_app_limited || rs.delivery_rate >= self.btl_bw {
                 self.btl_bw = self.bw_filter.update(self.round, rs.delivery_rate, BTLBW_ROUNDS);
             }
+            let bw = self.bw();
             if let Some(a) = self.aggregation.as_mut() {
-                a.on_ack(ack.now, ack.bytes_acked as f64, round_start, self.btl_bw, self.cwnd, self.mss);
+                a.on_ack(ack.now, ack.bytes_acked as f64, round_start, bw, self.cwnd, self.mss);
             }
         }
         debug_assert_eq!(self.btl_bw, self.bw_filter.get());
@@ -374,7 +434,6 @@ impl BbrPath {
         if round_start && ack.rate.is_some_and(|rs| !rs.is_app_limited) {
             self.check_full_bw();
         }
-        self.delivered = ack.delivered;
         self.rt_prop_expired = ack.now.saturating_since(self.rt_prop_stamp) > RTPROP_WINDOW;
         if let Some(r) = rtt {
             if self.rt_prop.is_none_or(|m| r <= m) || self.rt_prop_expired {
@@ -405,7 +464,7 @@ impl BbrPath {
         let bdp = self.full_bdp();
         if self.state == BbrState::ProbeBw {
             let phase_over = self.rt_prop.is_some_and(|r| now.saturating_since(self.cycle_stamp) > r);
-            let gain = CYCLE[self.cycle_index];
+            let (gain, _) = self.gains();
             let advance = if gain > 1.0 {
                 phase_over && (lost_now || prior_in_flight >= self.inflight(bdp, gain))
             } else if gain < 1.0 {
@@ -553,7 +612,8 @@ impl Controller for Bbr {
         if p.state == BbrState::ProbeRtt && p.probe_rtt_done.is_some() && p.starts_round(ack) {
             p.probe_rtt_round_done = true;
         }
-        p.update_model(ack, ack.rtt);
+        let lost = paths.get(path).map_or(p.lost, |v| v.packets_lost);
+        p.update_model(ack, ack.rtt, lost);
         p.update_state(ack.now, in_flight, ack.prior_in_flight as f64, false);
         p.set_cwnd(ack.bytes_acked as f64, in_flight, CaState::of(ack), ack.packets_lost as f64 * p.mss);
         p.hold_startup_pacing();
@@ -570,9 +630,10 @@ impl Controller for Bbr {
     /// The window to restore is saved by `bbr_ssthresh`, which Linux does
     /// not call in fast recovery: the one saved when recovery began stays.
     /// Entering the loss state (`bbr_set_state`) restarts the search for
-    /// full bandwidth; the window grows back, and is restored when the
-    /// state ends ([`BbrPath::set_cwnd`]).
-    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView], in_recovery: bool) {
+    /// full bandwidth and is a loss ending a round to the policer model
+    /// (the packets the timeout declared lost counted); the window grows
+    /// back, and is restored when the state ends ([`BbrPath::set_cwnd`]).
+    fn on_rto(&mut self, now: Instant, path: usize, paths: &[PathView], in_recovery: bool) {
         let Some(p) = self.paths.get_mut(path).filter(|p| p.active) else { return };
         if !in_recovery {
             p.save_cwnd();
@@ -581,18 +642,22 @@ impl Controller for Bbr {
         p.cwnd = p.mss;
         p.full_bw = 0.0;
         p.full_bw_rounds = 0;
+        p.lost = paths.get(path).map_or(p.lost, |v| v.packets_lost);
+        p.sample_long_term(now, true, false, true);
     }
     /// Linux's undo leaves the loss state, and BBR then restores the window
     /// it saved (`bbr_set_cwnd_to_recover_or_restore`: cwnd = max(cwnd,
     /// prior_cwnd)) and ends packet conservation; `bbr_undo_cwnd` also
     /// restarts the search for full bandwidth (which matters only before
-    /// the pipe is filled).
+    /// the pipe is filled) and the policer model's sampling.
     fn on_spurious_rto(&mut self, path: usize) {
         if let Some(p) = self.paths.get_mut(path).filter(|p| p.active) {
             p.cwnd = p.cwnd.max(p.prior_cwnd);
             p.packet_conservation = false;
             p.full_bw = 0.0;
             p.full_bw_rounds = 0;
+            let c = p.counters();
+            p.lt.reset(&c);
         }
     }
     /// Linux halves `snd_cwnd` under the module; BBR's model is untouched
@@ -765,6 +830,43 @@ mod tests {
         let q = b.paths[0].send_quantum();
         assert!((q - PACING_MARGIN * STARTUP_GAIN * 1250.0).abs() < 1e-6);
         assert_eq!(b.paths[0].target_window(2.0), 110_000.0);
+    }
+
+    /// With a policer modelled at 1 MB/s (BtlBw 1.25 MB/s), ProbeBW's
+    /// probing phase paces at gain 1 on the long-term rate: 0.99 MB/s; the
+    /// window's target is its BDP at 40 ms (40 segments of 1000 B) plus
+    /// three quanta of 2 segments, plus the probing phase's 2: 48; and the
+    /// phase ends after RTprop without waiting for 1.25 BDP in flight.
+    #[test]
+    fn a_modelled_policer_sets_rate_window_and_gain() {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let p = &mut b.paths[0];
+        p.btl_bw = p.bw_filter.update(0, 1.25e6, BTLBW_ROUNDS);
+        (p.rt_prop, p.state, p.cycle_index, p.filled_pipe) =
+            (Some(Duration::from_millis(40)), BbrState::ProbeBw, 0, true);
+        p.lt = LongTermBw::policed_at(1e6);
+        assert_eq!(p.gains(), (1.0, 2.0));
+        assert_eq!(b.pacing_rate(0), Some(990_000));
+        let p = &mut b.paths[0];
+        assert_eq!(p.target_window(1.0), 48_000.0);
+        p.update_state(Instant::ZERO + Duration::from_millis(41), 10_000.0, 10_000.0, false);
+        assert_eq!(p.cycle_index, 1, "a cruise, not a probe: over after RTprop");
+        assert_eq!(p.full_bdp(), Some(50_000.0), "the state machine keeps BtlBw");
+    }
+
+    /// A timeout is a loss to the policer model, which opens an interval;
+    /// undoing the timeout closes it again.
+    #[test]
+    fn timeouts_open_the_policer_models_interval_and_undos_reset_it() {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let view = [PathView { active: true, packets_lost: 7, ..Default::default() }];
+        b.on_rto(Instant::ZERO, 0, &view, false);
+        assert!(b.paths[0].lt.sampling());
+        assert_eq!(b.paths[0].lost, 7, "the timeout's lost packets counted");
+        b.on_spurious_rto(0);
+        assert!(!b.paths[0].lt.sampling());
     }
 
     /// Drives a subflow through Startup into Drain: each ACK is one round,

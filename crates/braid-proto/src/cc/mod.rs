@@ -26,6 +26,7 @@ mod coupled;
 mod cubic;
 mod ewtcp;
 mod lia;
+mod long_term_bw;
 mod mpbbr;
 mod olia;
 mod reno;
@@ -58,6 +59,9 @@ pub struct PathView {
     pub rttvar: Duration,
     pub min_rtt: Option<Duration>,
     pub bytes_in_flight: u64,
+    /// Data packets the subflow has declared lost so far, a timeout's
+    /// included (Linux's `tp->lost`).
+    pub packets_lost: u64,
     pub mss: u32,
     pub backup: bool,
     /// True after a retransmission timeout until new data is acknowledged.
@@ -237,7 +241,7 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
         "weighted Vegas (Cao et al. 2012; mptcp_wvegas.c): delay-based, rate-weighted alphas summing to 10 packets",
     ),
     ("cubic", "uncoupled CUBIC per subflow (RFC 9438), beta 0.7, fast convergence, HyStart and growth clock of Linux 5.4"),
-    ("bbr", "uncoupled BBR v1 per subflow (draft-cardwell-iccrg-bbr-congestion-control-00), paced"),
+    ("bbr", "uncoupled BBR v1 per subflow (draft-cardwell-iccrg-bbr-congestion-control-00, with Linux tcp_bbr.c's state handling and policer model), paced"),
     ("mpbbr", "C-MPBBR (Mahmud et al. 2020; seed 004 Algorithm 13): BBR sharing a detected common bottleneck, closing useless subflows"),
 ];
 

@@ -1,7 +1,9 @@
 //! C-MPBBR, coupled multipath BBR (Mahmud et al. 2020; seed 004 §2.3.7 and
 //! Algorithm 13).
 //!
-//! Every subflow runs BBR v1 (`cc/bbr.rs`). Once per ProbeBW gain cycle,
+//! Every subflow runs BBR v1 (`cc/bbr.rs`), with its long-term model for
+//! policers, which the authors' module keeps (`mpbbr_lt_bw_sampling`,
+//! `mpbbr_bw`). Once per ProbeBW gain cycle,
 //! when a subflow enters phase 3 of the cycle, two checks run:
 //!
 //! - Fairness (goal 2): the subflows whose BtlBw lies within ±20% (alpha

@@ -496,6 +496,7 @@ impl Connection {
                 rttvar: s.rtt.rttvar(),
                 min_rtt: s.rtt.min_rtt(),
                 bytes_in_flight: s.bytes_in_flight(),
+                packets_lost: s.counters.packets_lost,
                 mss: s.mss,
                 backup: s.backup,
                 potentially_failed: s.potentially_failed(),
