@@ -51,8 +51,15 @@
 //! aggregation allowance use the long-term rate while it is in use
 //! (`bbr_bw`).
 //!
-//! Deviations from Linux: in-flight counts have no
-//! departure-time adjustment (`bbr_packets_in_net_at_edt`); the long-term
+//! ProbeBW's phase ends and Drain's exit compare with what will still be
+//! in flight when the pacer next sends (`bbr_packets_in_net_at_edt`): in
+//! flight now, less what BtlBw delivers until the pacer's next departure
+//! (whole segments), plus a send quantum while the pacing gain is above 1
+//! (the packet about to go out raises it).
+//!
+//! Deviations from Linux: the connection signals the start of fast
+//! recovery apart from the ACK that caused it (`on_congestion_event`),
+//! and the departure time used then is the last ACK's; the long-term
 //! model samples only the first of a series of timeouts (the connection
 //! calls the controller for that one; Linux's `bbr_set_state` runs at
 //! each); the RTprop
@@ -186,6 +193,11 @@ pub(super) struct BbrPath {
     /// Bytes delivered on the subflow as of the last ACK, and when.
     delivered: u64,
     delivered_at: Instant,
+    /// When the pacer would next send, as of the last ACK.
+    next_departure: Instant,
+    /// In-flight thresholds count at the pacer's next departure (Linux
+    /// since 4.20); not for C-MPBBR, whose module predates it.
+    pub(super) at_departure: bool,
     /// Packets the subflow had declared lost at the last event.
     lost: u64,
     /// The policer model.
@@ -231,6 +243,8 @@ impl BbrPath {
             rt_prop_expired: false,
             delivered: 0,
             delivered_at: Instant::ZERO,
+            next_departure: Instant::ZERO,
+            at_departure: true,
             lost: 0,
             lt: LongTermBw::default(),
             round: 0,
@@ -416,6 +430,7 @@ impl BbrPath {
             self.packet_conservation = false;
         }
         (self.delivered, self.delivered_at, self.lost) = (ack.delivered, ack.now, lost);
+        self.next_departure = ack.next_departure;
         if let Some(rs) = ack.rate {
             self.sample_long_term(ack.now, ack.packets_lost > 0, rs.is_app_limited, round_start);
             self.last_rate = rs.delivery_rate;
@@ -456,15 +471,33 @@ impl BbrPath {
         }
     }
 
+    /// Linux's `bbr_packets_in_net_at_edt`: of `in_flight` bytes at `now`,
+    /// what will still be in the network when the pacer next sends, at
+    /// `self.next_departure`: less what the model's bandwidth delivers
+    /// meanwhile (whole segments), plus a send quantum (whole segments)
+    /// when pacing at a gain above 1 (`probing`).
+    fn in_flight_at_departure(&self, now: Instant, in_flight: f64, probing: bool) -> f64 {
+        if !self.at_departure {
+            return in_flight;
+        }
+        let wait = self.next_departure.saturating_since(now).as_secs_f64();
+        let delivered = (self.bw() * wait / self.mss).floor() * self.mss;
+        let quantum = if probing { (self.send_quantum() / self.mss).floor() * self.mss } else { 0.0 };
+        (in_flight + quantum - delivered).max(0.0)
+    }
+
     /// Linux's order: the ProbeBW phase (on what was in flight before the
     /// ACK, `prior_in_flight`), then Startup's and Drain's exits (Drain's on
     /// what is in flight now, so a subflow can pass through Drain on one
-    /// ACK), then ProbeRTT.
+    /// ACK), then ProbeRTT. Both compare what will be in flight at the
+    /// pacer's next departure, with the pacing gain this ACK found.
     fn update_state(&mut self, now: Instant, in_flight: f64, prior_in_flight: f64, lost_now: bool) {
         let bdp = self.full_bdp();
+        let (gain, _) = self.gains();
+        let at_departure = |p: &Self, bytes: f64| p.in_flight_at_departure(now, bytes, gain > 1.0);
         if self.state == BbrState::ProbeBw {
             let phase_over = self.rt_prop.is_some_and(|r| now.saturating_since(self.cycle_stamp) > r);
-            let (gain, _) = self.gains();
+            let prior_in_flight = at_departure(self, prior_in_flight);
             let advance = if gain > 1.0 {
                 phase_over && (lost_now || prior_in_flight >= self.inflight(bdp, gain))
             } else if gain < 1.0 {
@@ -480,7 +513,7 @@ impl BbrPath {
         if self.state == BbrState::Startup && self.filled_pipe {
             self.state = BbrState::Drain;
         }
-        if self.state == BbrState::Drain && in_flight <= self.inflight(bdp, 1.0) {
+        if self.state == BbrState::Drain && at_departure(self, in_flight) <= self.inflight(bdp, 1.0) {
             self.enter_probe_bw(now);
         }
         self.check_probe_rtt(now, in_flight);
@@ -709,6 +742,7 @@ mod tests {
             delivered,
             rate: Some(RateSample { delivery_rate: rate, prior_delivered: prior, is_app_limited: false }),
             prior_delivered: Some(prior),
+            next_departure: Instant::ZERO,
         }
     }
 
@@ -1099,7 +1133,8 @@ mod tests {
     /// until 1.25 BDP is in flight (or a loss); the draining phase (0.75)
     /// ends early once in flight is down to one BDP: each with Linux's
     /// quanta (`bbr_inflight`), compared with what was in flight before
-    /// the ACK.
+    /// the ACK, plus, while probing, the send quantum about to go out (the
+    /// pacer may send at once here, so nothing is delivered before it).
     #[test]
     fn probe_bw_gain_phases_end_on_in_flight() {
         let mut b = Bbr::default();
@@ -1113,8 +1148,8 @@ mod tests {
         // of 3 (3193 B), even: 182 kB.
         for (in_flight, ms, index, why) in [
             (240_000, 410, 0, "enough in flight, but within the RTprop"),
-            (230_000, 441, 0, "past the RTprop, 2 kB short"),
-            (232_000, 450, 1, "past the RTprop and enough in flight"),
+            (226_000, 441, 0, "past the RTprop, 1 kB short with the 5 kB quantum"),
+            (227_000, 450, 1, "past the RTprop and enough in flight with the quantum"),
             (184_000, 455, 1, "gain 0.75: 2 kB above, within the RTprop"),
             (182_000, 460, 2, "gain 0.75: down to one BDP and the quanta, the phase ends at once"),
         ] {
@@ -1122,6 +1157,59 @@ mod tests {
             next_ack(&mut b, &mut delivered, ms, 40, &view);
             assert_eq!(b.paths[0].cycle_index, index, "{why}");
         }
+    }
+
+    /// `bbr_packets_in_net_at_edt` by hand: BtlBw 1.25 MB/s, segments of
+    /// 1000 B, 50 kB in flight. The pacer's next departure 10 ms away:
+    /// 12.5 kB delivered by then, 12 whole segments, so 38 kB; probing
+    /// adds the send quantum (1 ms at 0.99 x 1.25 x 1.25 MB/s is 1547 B,
+    /// so the 2-segment floor): 40 kB. A departure already due delivers
+    /// nothing; one far off leaves nothing in flight.
+    #[test]
+    fn in_flight_at_the_pacers_next_departure_by_hand() {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let p = &mut b.paths[0];
+        p.btl_bw = p.bw_filter.update(0, 1.25e6, BTLBW_ROUNDS);
+        (p.rt_prop, p.state, p.cycle_index, p.filled_pipe) =
+            (Some(Duration::from_millis(40)), BbrState::ProbeBw, 0, true);
+        let now = Instant::ZERO + Duration::from_secs(1);
+        p.next_departure = now + Duration::from_millis(10);
+        assert_eq!(p.in_flight_at_departure(now, 50_000.0, false), 38_000.0);
+        assert_eq!(p.in_flight_at_departure(now, 50_000.0, true), 40_000.0);
+        p.next_departure = Instant::ZERO + Duration::from_millis(990);
+        assert_eq!(p.in_flight_at_departure(now, 50_000.0, false), 50_000.0);
+        p.next_departure = now + Duration::from_secs(1);
+        assert_eq!(p.in_flight_at_departure(now, 50_000.0, true), 0.0);
+    }
+
+    /// Drain ends when what will be in flight at the pacer's next departure
+    /// is down to the target (56 kB here: 50 segments, three quanta of 2),
+    /// though more is in flight now; Startup's gain, still in force on the
+    /// ACK that enters Drain, adds a quantum (sized at Drain's rate: its
+    /// 2-segment floor).
+    #[test]
+    fn drain_ends_on_what_is_in_flight_at_the_next_departure() {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let p = &mut b.paths[0];
+        p.btl_bw = p.bw_filter.update(0, 1.25e6, BTLBW_ROUNDS);
+        (p.rt_prop, p.state, p.filled_pipe) = (Some(Duration::from_millis(40)), BbrState::Drain, true);
+        let now = Instant::ZERO + Duration::from_secs(1);
+        p.next_departure = now + Duration::from_millis(5);
+        p.update_state(now, 62_000.0, 62_000.0, false);
+        assert_eq!(p.state, BbrState::ProbeBw, "62 kB less 6.25 kB (6 segments) delivered by the departure");
+        let p = &mut b.paths[0];
+        (p.state, p.next_departure) = (BbrState::Drain, now);
+        p.update_state(now, 57_000.0, 57_000.0, false);
+        assert_eq!(p.state, BbrState::Drain, "57 kB now and at the departure");
+        let p = &mut b.paths[0];
+        p.state = BbrState::Startup;
+        p.update_state(now, 55_000.0, 55_000.0, false);
+        assert_eq!(p.state, BbrState::Drain, "55 kB and, at Startup's gain, a 2 kB quantum");
+        let p = &mut b.paths[0];
+        p.update_state(now, 55_000.0, 55_000.0, false);
+        assert_eq!(p.state, BbrState::ProbeBw, "at Drain's gain, no quantum");
     }
 
     /// RTprop expires when it is more than 10 s old (the draft's

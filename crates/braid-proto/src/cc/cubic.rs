@@ -659,6 +659,7 @@ mod tests {
                 rtt: Some(Duration::from_millis(rtt)),
                 delivered,
                 prior_delivered: Some(prior),
+                next_departure: Instant::ZERO,
                 ..at(t, acked)
             };
             c.on_ack(0, &ack, &view);

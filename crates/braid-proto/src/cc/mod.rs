@@ -101,6 +101,9 @@ pub struct AckSample {
     /// `delivered` when the newest packet this ACK covers was sent (ACKs
     /// with this at or past the `delivered` of a round's start end the round).
     pub prior_delivered: Option<u64>,
+    /// When the subflow's pacer lets its next packet out (Linux's
+    /// `tcp_wstamp_ns`); `now` or earlier when it may send at once.
+    pub next_departure: Instant,
 }
 
 /// How much of its window a subflow used lately: Linux's
@@ -278,6 +281,7 @@ pub(crate) fn test_ack(now: Instant, bytes: u64) -> AckSample {
         delivered: 0,
         rate: None,
         prior_delivered: None,
+        next_departure: Instant::ZERO,
     }
 }
 
@@ -401,6 +405,7 @@ mod properties {
                                 delivered: step * 1000,
                                 rate: None,
                                 prior_delivered: Some(step * 500),
+                                next_departure: Instant::ZERO,
                             };
                             c.on_ack(path, &ack, &views);
                             c.take_closed_path();

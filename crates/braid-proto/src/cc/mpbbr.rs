@@ -3,7 +3,9 @@
 //!
 //! Every subflow runs BBR v1 (`cc/bbr.rs`), with its long-term model for
 //! policers, which the authors' module keeps (`mpbbr_lt_bw_sampling`,
-//! `mpbbr_bw`). Once per ProbeBW gain cycle,
+//! `mpbbr_bw`), but without what Linux added later: the allowance for ACK
+//! aggregation (5.1) and in-flight counts at the pacer's next departure
+//! (4.20). Once per ProbeBW gain cycle,
 //! when a subflow enters phase 3 of the cycle, two checks run:
 //!
 //! - Fairness (goal 2): the subflows whose BtlBw lies within ±20% (alpha
@@ -150,8 +152,10 @@ impl Controller for MpBbr {
     fn on_path_added(&mut self, path: usize, mss: u32, iw: u32) {
         self.bbr.on_path_added(path, mss, iw);
         // The authors' module is built on a BBR without Linux's allowance
-        // for ACK aggregation (added in 5.1).
+        // for ACK aggregation (added in 5.1) and without departure-time
+        // in-flight counts (4.20).
         self.bbr.paths[path].aggregation = None;
+        self.bbr.paths[path].at_departure = false;
         if self.checked.len() <= path {
             self.checked.resize(path + 1, (None, 0));
             self.cycle_min_rtt.resize(path + 1, None);
@@ -217,16 +221,19 @@ impl Controller for MpBbr {
 mod tests {
     use super::*;
 
-    /// The authors' module predates Linux's allowance for ACK aggregation;
-    /// plain BBR has it.
+    /// The authors' module predates Linux's allowance for ACK aggregation
+    /// and its in-flight counts at the pacer's next departure; plain BBR
+    /// has both.
     #[test]
-    fn no_ack_aggregation_allowance() {
+    fn no_ack_aggregation_allowance_nor_departure_time() {
         let mut m = MpBbr::default();
         m.on_path_added(0, 1000, 10);
         let mut b = Bbr::default();
         b.on_path_added(0, 1000, 10);
         assert!(b.paths[0].aggregation.is_some());
         assert!(m.bbr.paths[0].aggregation.is_none());
+        assert!(b.paths[0].at_departure);
+        assert!(!m.bbr.paths[0].at_departure);
     }
 
     fn with_bw(bws: &[f64]) -> MpBbr {
@@ -408,6 +415,7 @@ mod tests {
             // Path 0's bandwidth, so BtlBw's filter agrees with `with_bw`.
             rate: Some(crate::subflow::RateSample { delivery_rate: 10e6, prior_delivered: 0, is_app_limited: false }),
             prior_delivered: Some(0),
+            next_departure: Instant::ZERO,
         };
         // Startup, with the cycle index where ProbeBW would check.
         m.bbr.paths[0].state = super::super::BbrState::Startup;

@@ -417,6 +417,7 @@ mod tests {
             delivered,
             rate: None,
             prior_delivered: Some(prior),
+            next_departure: Instant::ZERO,
         };
         // First ACK ends round 0 with one sample: Reno growth.
         w.on_ack(0, &ack(1000, 0), &view);

@@ -131,6 +131,7 @@ impl Connection {
                 delivered: self.subflows[i].delivered(),
                 rate: out.rate,
                 prior_delivered: out.prior_delivered,
+                next_departure: self.subflows[i].next_send_time,
             };
             self.cc.on_ack(i, &sample, &self.path_views);
             if self.cc.samples_app_limited(i) {
