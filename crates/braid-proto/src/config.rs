@@ -46,6 +46,14 @@ pub struct Config {
     /// ACKs and the restart after idleness are: the figures in the docs,
     /// most compared with htsim's, were measured without it.
     pub rack_tlp: bool,
+    /// Hold new data back while an acknowledgement is due and the room in
+    /// the window is less than a segmentation-offload burst and a third of
+    /// the window, as Linux does with offload on (`tcp_tso_should_defer`;
+    /// see `crate::tso_defer`). Off by default, as quick ACKs are: most of
+    /// the docs' figures, many compared with htsim's, were measured
+    /// without it; the scenarios checked against the kernel
+    /// (`scenarios/validation/`) turn it on.
+    pub tso_defer: bool,
     /// Connection-level send buffer in bytes; the ceiling (`tcp_wmem[2]`)
     /// when `send_autotune` is on.
     pub send_buffer: u64,
@@ -101,6 +109,7 @@ impl Default for Config {
             restart_after_idle: false,
             dupthresh: 3,
             rack_tlp: false,
+            tso_defer: false,
             // Linux tcp_wmem / tcp_rmem maxima.
             send_buffer: 4 * 1024 * 1024,
             send_autotune: SendAutotune::Off,

@@ -24,6 +24,7 @@ pub mod sched;
 mod send_buffer;
 mod subflow;
 pub mod time;
+mod tso_defer;
 pub mod wire;
 
 pub use autotune::SendAutotune;

@@ -377,6 +377,23 @@ impl Subflow {
         self.window_use
     }
 
+    /// New data held back by the window ([`crate::tso_defer`]) counts as a
+    /// full window in the current record (Linux's `is_cwnd_limited`).
+    pub fn note_cwnd_limited(&mut self) {
+        self.window_use.was_full = true;
+    }
+
+    /// When data last went out (Linux's `lsndtime`).
+    pub fn last_data_sent(&self) -> Option<Instant> {
+        self.last_data_sent
+    }
+
+    /// When the oldest packet not yet acknowledged or given up on was
+    /// (last) sent: the head of Linux's retransmission queue.
+    pub fn oldest_unacked_sent(&self) -> Option<Instant> {
+        self.sent.front().map(|p| p.time)
+    }
+
     /// Bytes delivered to the peer on this subflow so far.
     pub fn delivered(&self) -> u64 {
         self.delivered

@@ -69,6 +69,7 @@ pub(super) struct RawFlow {
     quickacks: Option<u32>,
     restart_after_idle: Option<bool>,
     rack_tlp: Option<bool>,
+    tso_defer: Option<bool>,
     early_joins: Option<bool>,
     initial_window: Option<u32>,
     mss: Option<u32>,
@@ -325,6 +326,7 @@ fn table(cx: &Ctx, i: usize, f: &RawFlow, duration: Duration) -> Result<Table, S
     config.nodelay = f.nodelay.unwrap_or(false);
     config.restart_after_idle = f.restart_after_idle.unwrap_or(false);
     config.rack_tlp = f.rack_tlp.unwrap_or(false);
+    config.tso_defer = f.tso_defer.unwrap_or(false);
     // The simulated server keeps state from the opening, so it can take a
     // join that overtakes the `Establish`: subflows start one round trip
     // earlier than Linux's, as every figure in the docs was measured.

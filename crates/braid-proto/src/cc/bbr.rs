@@ -780,6 +780,18 @@ mod tests {
         assert_eq!(f.update(131, 1.0, 100), 6.0, "then the third");
     }
 
+    /// One subflow of 1000-byte segments whose pipe is filled, with BtlBw
+    /// 1.25 MB/s and RTprop 40 ms (BDP 50 kB), in `state` at gain-cycle
+    /// phase `index`.
+    fn cruising(state: BbrState, index: usize) -> Bbr {
+        let mut b = Bbr::default();
+        b.on_path_added(0, 1000, 10);
+        let p = &mut b.paths[0];
+        p.btl_bw = p.bw_filter.update(0, 1.25e6, BTLBW_ROUNDS);
+        (p.rt_prop, p.state, p.cycle_index, p.filled_pipe) = (Some(Duration::from_millis(40)), state, index, true);
+        b
+    }
+
     /// The model's window by hand: BtlBw 1.25 MB/s x RTprop 40 ms = 50
     /// segments of 1000 B, plus three send quanta of 2 segments (the floor:
     /// 1 ms at 0.99 x 1.25 MB/s is 1237 B): 56 segments, already even; two
@@ -790,12 +802,8 @@ mod tests {
     /// from before.
     #[test]
     fn target_window_and_loss_conservation_by_hand() {
-        let mut b = Bbr::default();
-        b.on_path_added(0, 1000, 10);
+        let mut b = cruising(BbrState::ProbeBw, 2);
         let p = &mut b.paths[0];
-        p.btl_bw = p.bw_filter.update(0, 1.25e6, BTLBW_ROUNDS);
-        (p.rt_prop, p.state, p.cycle_index, p.filled_pipe) =
-            (Some(Duration::from_millis(40)), BbrState::ProbeBw, 2, true);
         assert_eq!(p.target_window(1.0), 56_000.0);
         p.cycle_index = 0;
         assert_eq!(p.target_window(1.0), 58_000.0, "probing");
@@ -873,12 +881,8 @@ mod tests {
     /// phase ends after RTprop without waiting for 1.25 BDP in flight.
     #[test]
     fn a_modelled_policer_sets_rate_window_and_gain() {
-        let mut b = Bbr::default();
-        b.on_path_added(0, 1000, 10);
+        let mut b = cruising(BbrState::ProbeBw, 0);
         let p = &mut b.paths[0];
-        p.btl_bw = p.bw_filter.update(0, 1.25e6, BTLBW_ROUNDS);
-        (p.rt_prop, p.state, p.cycle_index, p.filled_pipe) =
-            (Some(Duration::from_millis(40)), BbrState::ProbeBw, 0, true);
         p.lt = LongTermBw::policed_at(1e6);
         assert_eq!(p.gains(), (1.0, 2.0));
         assert_eq!(b.pacing_rate(0), Some(990_000));
@@ -1167,12 +1171,8 @@ mod tests {
     /// nothing; one far off leaves nothing in flight.
     #[test]
     fn in_flight_at_the_pacers_next_departure_by_hand() {
-        let mut b = Bbr::default();
-        b.on_path_added(0, 1000, 10);
+        let mut b = cruising(BbrState::ProbeBw, 0);
         let p = &mut b.paths[0];
-        p.btl_bw = p.bw_filter.update(0, 1.25e6, BTLBW_ROUNDS);
-        (p.rt_prop, p.state, p.cycle_index, p.filled_pipe) =
-            (Some(Duration::from_millis(40)), BbrState::ProbeBw, 0, true);
         let now = Instant::ZERO + Duration::from_secs(1);
         p.next_departure = now + Duration::from_millis(10);
         assert_eq!(p.in_flight_at_departure(now, 50_000.0, false), 38_000.0);
@@ -1190,11 +1190,8 @@ mod tests {
     /// 2-segment floor).
     #[test]
     fn drain_ends_on_what_is_in_flight_at_the_next_departure() {
-        let mut b = Bbr::default();
-        b.on_path_added(0, 1000, 10);
+        let mut b = cruising(BbrState::Drain, 2);
         let p = &mut b.paths[0];
-        p.btl_bw = p.bw_filter.update(0, 1.25e6, BTLBW_ROUNDS);
-        (p.rt_prop, p.state, p.filled_pipe) = (Some(Duration::from_millis(40)), BbrState::Drain, true);
         let now = Instant::ZERO + Duration::from_secs(1);
         p.next_departure = now + Duration::from_millis(5);
         p.update_state(now, 62_000.0, 62_000.0, false);

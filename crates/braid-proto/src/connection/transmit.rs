@@ -9,6 +9,7 @@ use crate::packet::{AckFrame, Control, DataFrame, Frame, Packet};
 use crate::sched::{Decision, SchedConn, SchedPath};
 use crate::send_buffer::Chunk;
 use crate::time::{Duration, Instant};
+use crate::tso_defer;
 
 impl Connection {
     /// The next packet to send, if any is allowed now.
@@ -327,7 +328,8 @@ impl Connection {
         // Overwritten in place: the subflow count rarely changes.
         self.sched_views.resize(self.subflows.len(), SchedPath::default());
         for i in 0..self.subflows.len() {
-            let paced = self.paced(now, i);
+            // A subflow that defers is held back as a paced one is.
+            let paced = self.paced(now, i) || (self.config.tso_defer && self.defers(now, i));
             let s = &self.subflows[i];
             self.sched_views[i] = SchedPath {
                 srtt: s.rtt.srtt(),
@@ -344,6 +346,39 @@ impl Connection {
                 paced,
                 delivery_rate: s.last_delivery_rate(),
             };
+        }
+    }
+
+    /// Linux's TSO deferral for new data on subflow `i` (`crate::tso_defer`):
+    /// true to hold it back now. A window that holds it back counts as used.
+    fn defers(&mut self, now: Instant, i: usize) -> bool {
+        let s = &self.subflows[i];
+        let cc = self.cc.get();
+        let last = s.last_data_sent();
+        let window_end = self.peer_window_end();
+        let sender = tso_defer::Sender {
+            now,
+            last_sent: last.map(|t| t.max(s.next_send_time)),
+            recovering: s.in_recovery() || s.in_loss(),
+            cwnd: self.cc.window(i),
+            ssthresh: cc.ssthresh(i),
+            in_flight: s.bytes_in_flight(),
+            oldest_in_flight: s.oldest_unacked_sent(),
+            srtt: s.rtt.srtt(),
+            mss: s.mss,
+            pacing_rate: cc.pacing_rate(i).map(|r| r as f64),
+            peer_window: window_end.saturating_sub(self.send.una()),
+            send_window: window_end.saturating_sub(self.send.nxt()),
+            ready: self.send.backlog(),
+        };
+        match sender.verdict() {
+            tso_defer::Verdict::Send => false,
+            tso_defer::Verdict::Defer { cwnd_limited } => {
+                if cwnd_limited {
+                    self.subflows[i].note_cwnd_limited();
+                }
+                true
+            }
         }
     }
 

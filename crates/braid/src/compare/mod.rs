@@ -125,6 +125,8 @@ struct Comparison {
     /// The scenario's flow detects losses as Linux does (RACK-TLP), in the
     /// simulator and Braid alike (the kernel always does).
     rack_tlp: bool,
+    /// ... and defers new data as Linux's segmentation offload does.
+    tso_defer: bool,
     duration_s: f64,
     seed: u64,
     kernel_release: String,
@@ -309,13 +311,14 @@ fn table(c: &Comparison) -> String {
         None => String::new(),
     };
     let mut out = format!(
-        "{}  cc {}  {:.0} s  seed {}  ({ours}: {} scheduler{}{kernel}; real stacks over braid emulate)\n\n",
+        "{}  cc {}  {:.0} s  seed {}  ({ours}: {} scheduler{}{}{kernel}; real stacks over braid emulate)\n\n",
         c.scenario,
         c.cc,
         c.duration_s,
         c.seed,
         c.scheduler,
-        if c.rack_tlp { ", RACK-TLP" } else { "" }
+        if c.rack_tlp { ", RACK-TLP" } else { "" },
+        if c.tso_defer { ", TSO deferral" } else { "" }
     );
     out += &format!("{:<10}", "path");
     for unit in ["Mb/s", "%", "srtt ms", "rtx"] {
@@ -403,12 +406,13 @@ fn compare_one(
     let (sim, mut panels) = sim_side(sc, cc, RunOptions { seed: Some(seed), duration: Some(duration) })?;
     let std_duration = std::time::Duration::from_nanos(duration.as_nanos());
     let scheduler = sc.flows[0].scheduler.clone();
-    let rack_tlp = sc.flows[0].config.rack_tlp;
+    let (rack_tlp, tso_defer) = (sc.flows[0].config.rack_tlp, sc.flows[0].config.tso_defer);
     let mut c = Comparison {
         scenario: sc.name.clone(),
         cc: cc.to_string(),
         scheduler: scheduler.clone(),
         rack_tlp,
+        tso_defer,
         duration_s: duration.as_secs_f64(),
         seed,
         kernel_release: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
@@ -428,8 +432,8 @@ fn compare_one(
         c.kernel_retrans_segs = Some(run.retrans_segs);
     }
     if with.contains(&Contender::Braid) {
-        let (run, lines) =
-            transport::run(&a.testbed, &a.file, seed, (cc, &scheduler, rack_tlp), std_duration, names.len())?;
+        let sender = transport::Sender { cc, scheduler: &scheduler, rack_tlp, tso_defer };
+        let (run, lines) = transport::run(&a.testbed, &a.file, seed, sender, std_duration, names.len())?;
         if let Some(dir) = out {
             for (end, text) in ["send", "recv"].iter().zip(lines) {
                 let file = dir.join(format!("braid-{end}-{cc}-seed{seed}.jsonl"));
@@ -653,6 +657,7 @@ mod tests {
             cc: "lia".into(),
             scheduler: "minrtt".into(),
             rack_tlp: false,
+            tso_defer: false,
             duration_s: 10.0,
             seed: 1,
             kernel_release: "6.18".into(),
@@ -671,6 +676,8 @@ mod tests {
         assert!(t.contains("(simulator and braid: minrtt scheduler; kernel 6.18: default scheduler;"), "{t}");
         c.rack_tlp = true;
         assert!(table(&c).contains("(simulator and braid: minrtt scheduler, RACK-TLP; kernel 6.18:"), "{t}");
+        c.tso_defer = true;
+        assert!(table(&c).contains("minrtt scheduler, RACK-TLP, TSO deferral; kernel 6.18:"), "{t}");
         let json = serde_json::to_value(&c).unwrap();
         assert_eq!(json["braid"]["subflows"][0]["share"], 0.75);
         assert_eq!(json["braid"]["goodput_mbps"], 100.0);

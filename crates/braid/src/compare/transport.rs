@@ -52,11 +52,21 @@ pub struct Run {
 /// flow has it) over the scenario's emulated links for `duration`, one
 /// subflow from each of the `paths` client addresses; also gives the
 /// sender's and the receiver's JSON lines as printed.
+/// What Braid's sender runs: the controller, the scheduler and the Linux
+/// behaviours the scenario's flow turns on.
+#[derive(Clone, Copy, Debug)]
+pub struct Sender<'a> {
+    pub cc: &'a str,
+    pub scheduler: &'a str,
+    pub rack_tlp: bool,
+    pub tso_defer: bool,
+}
+
 pub fn run(
     script: &Path,
     scenario: &Path,
     seed: u64,
-    (cc, scheduler, rack_tlp): (&str, &str, bool),
+    sender: Sender,
     duration: Duration,
     paths: usize,
 ) -> Result<(Run, [String; 2]), String> {
@@ -65,17 +75,14 @@ pub fn run(
     let _bed = Testbed::up(script, scenario, seed)?;
     let server = format!("{}:{PORT}", server_addr());
     let mut recv = Lines::spawn(
-        in_ns(&server_ns(), &[braid, "recv", "--listen", &server, "--once", "--json"]).args(["--cc", cc]),
+        in_ns(&server_ns(), &[braid, "recv", "--listen", &server, "--once", "--json"]).args(["--cc", sender.cc]),
         "braid recv",
     )?;
     recv.wait_for("\"listening\"", Duration::from_secs(10))?;
     let via: Vec<String> = (0..paths).map(client_addr).collect();
     let send = Lines::spawn(
-        in_ns(&client_ns(), &[braid, "send", "--to", &server, "--via", &via.join(",")]).args(send_options(
-            (cc, scheduler, rack_tlp),
-            duration,
-            seed,
-        )),
+        in_ns(&client_ns(), &[braid, "send", "--to", &server, "--via", &via.join(",")])
+            .args(send_options(sender, duration, seed)),
         "braid send",
     )?;
     // The sender gives up after 30 s without a working path (its default --timeout).
@@ -85,15 +92,18 @@ pub fn run(
 }
 
 /// What `braid send` is told besides where to send: how long, the
-/// controller, scheduler and loss detection, the data's seed, JSON lines.
-fn send_options((cc, scheduler, rack_tlp): (&str, &str, bool), duration: Duration, seed: u64) -> Vec<String> {
+/// controller, scheduler, loss detection and deferral, the data's seed,
+/// JSON lines.
+fn send_options(sender: Sender, duration: Duration, seed: u64) -> Vec<String> {
     let time = format!("{}ms", duration.as_millis().max(1));
     let mut o: Vec<String> =
-        ["--time", &time, "--cc", cc, "--scheduler", scheduler, "--seed", &seed.to_string(), "--json"]
+        ["--time", &time, "--cc", sender.cc, "--scheduler", sender.scheduler, "--seed", &seed.to_string(), "--json"]
             .map(String::from)
             .to_vec();
-    if rack_tlp {
-        o.push("--rack-tlp".into());
+    for (on, flag) in [(sender.rack_tlp, "--rack-tlp"), (sender.tso_defer, "--tso-defer")] {
+        if on {
+            o.push(flag.into());
+        }
     }
     o
 }
@@ -231,13 +241,16 @@ pub fn summarise(sent: &str, received: &str, paths: usize) -> Result<Run, String
 mod tests {
     use super::*;
 
-    /// The scenario's loss detection reaches Braid's sender.
+    /// The scenario's loss detection and deferral reach Braid's sender.
     #[test]
     fn the_sender_is_told_the_scenarios_settings() {
-        let o = send_options(("lia", "blest", false), Duration::from_secs(15), 3);
+        let plain = Sender { cc: "lia", scheduler: "blest", rack_tlp: false, tso_defer: false };
+        let o = send_options(plain, Duration::from_secs(15), 3);
         assert_eq!(o.join(" "), "--time 15000ms --cc lia --scheduler blest --seed 3 --json");
-        let o = send_options(("lia", "blest", true), Duration::from_secs(15), 3);
+        let o = send_options(Sender { rack_tlp: true, ..plain }, Duration::from_secs(15), 3);
         assert_eq!(o.last().map(String::as_str), Some("--rack-tlp"));
+        let o = send_options(Sender { rack_tlp: true, tso_defer: true, ..plain }, Duration::from_secs(15), 3);
+        assert_eq!(o[o.len() - 2..].join(" "), "--rack-tlp --tso-defer");
     }
 
     /// Lines as `braid send --json` printed them over fig7-mixed's

@@ -48,6 +48,11 @@ pub struct Args {
     /// scenario key `rack_tlp`); without it a packet is lost once 3 sent after it are acknowledged.
     #[arg(long)]
     rack_tlp: bool,
+    /// Hold new data back as Linux does with segmentation offload on (`tcp_tso_should_defer`, the
+    /// scenario key `tso_defer`): while an acknowledgement is due and the window has room for less
+    /// than an offload burst and a third of itself.
+    #[arg(long)]
+    tso_defer: bool,
     /// fullmesh or ndiffports:N.
     #[arg(long, default_value = "fullmesh", value_parser = parse_path_manager)]
     path_manager: PathPolicy,
@@ -136,6 +141,8 @@ struct Start {
     scheduler: String,
     /// Whether the connection detects losses as Linux does (`--rack-tlp`).
     rack_tlp: bool,
+    /// Whether it defers new data as Linux's offload does (`--tso-defer`).
+    tso_defer: bool,
     /// The receiver's connection id on this connection's packets.
     token: Option<String>,
 }
@@ -158,6 +165,7 @@ pub fn run(args: Args) -> Result<(), String> {
     let mut config = super::net_config(&args.cc, &args.scheduler)?;
     config.connection.failure_timeout = args.timeout;
     config.connection.rack_tlp = args.rack_tlp;
+    config.connection.tso_defer = args.tso_defer;
     let out = Out { json: args.json };
     let mut source = match (&args.file, args.bytes, args.time) {
         (Some(p), _, _) => Source::File(File::open(p).map_err(|e| format!("--file {}: {e}", p.display()))?),
@@ -227,6 +235,7 @@ pub fn run(args: Args) -> Result<(), String> {
                         cc: args.cc.clone(),
                         scheduler: args.scheduler.clone(),
                         rack_tlp: node.config().connection.rack_tlp,
+                        tso_defer: node.config().connection.tso_defer,
                         token: token.clone(),
                     };
                     out.line(&s, || {
