@@ -7,11 +7,11 @@
 //! 1 Gbit/s, RTTs from 0.1 to 400 ms, random and bursty loss (Bernoulli,
 //! Gilbert-Elliott, short outages), outages up to every path down and back,
 //! token-bucket policers, queues and buffers from tiny to large (drop-tail,
-//! RED or random drop),
-//! fixed and autotuned buffers, every controller x scheduler, opportunistic
-//! retransmission, quick ACKs and slow start after idle on and off, sized
-//! bulk transfers and constant-rate sources, short failure timeouts,
-//! packets carried as wire-format bytes, all with payload verification.
+//! RED or random drop), fixed and autotuned buffers, every controller x
+//! scheduler, opportunistic retransmission, quick ACKs, slow start after
+//! idle and Linux's TSO deferral on and off, sized bulk transfers and
+//! constant-rate sources, short failure timeouts, packets carried as
+//! wire-format bytes, all with payload verification.
 //! Every flow must deliver its bytes exactly once, unchanged and in order,
 //! or, with every path down past its failure timeout, report the failure
 //! (see [`check`]). Multipath reordering comes from the paths' unequal
@@ -244,6 +244,9 @@ fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, limits: &Limits, compet
     }
     if rng.gen_bool(0.3) {
         t += "rack_tlp = true\n";
+    }
+    if rng.gen_bool(0.3) {
+        t += "tso_defer = true\n";
     }
     if rng.gen_bool(0.25) {
         // A constant-rate source at up to twice the slowest path's rate,

@@ -133,6 +133,7 @@ pub fn drive(bytes: &[u8]) -> Outcome {
         send_buffer: 64 * 1024,
         recv_buffer: if flags & 64 != 0 { 16 * 1024 } else { 96 * 1024 },
         early_joins: sizes & 4 != 0,
+        tso_defer: sizes & 8 != 0,
         failure_timeout: Duration::from_secs(20),
         ..Config::default()
     };
