@@ -169,6 +169,10 @@ mod tests {
         let s = Sender { cwnd: 60_000, ssthresh: u64::MAX, in_flight: 45_000, ..sender() };
         assert_eq!(s.burst_segments(), 58);
         assert_eq!(s.verdict(), Verdict::Defer { cwnd_limited: true }, "15 of 58 segments, under 20 kB");
+        // At half of ssthresh the congestion-avoidance ratio applies:
+        // 1.2 x 60,000 B / 2 ms is 36 MB/s, 35 segments.
+        assert_eq!(Sender { ssthresh: 120_000, ..s }.burst_segments(), 35);
+        assert_eq!(Sender { ssthresh: 120_002, ..s }.burst_segments(), 58);
         let paced = Sender { pacing_rate: Some(10e6), ..s };
         assert_eq!(paced.burst_segments(), 9);
         assert_eq!(paced.verdict(), Verdict::Send, "15 segments of room, a burst is 9");
@@ -186,9 +190,15 @@ mod tests {
             Verdict::Defer { cwnd_limited: false },
             "more room than data"
         );
+        let limited = Sender { ready: 3000, ..s }.verdict();
+        assert_eq!(limited, Verdict::Defer { cwnd_limited: true }, "as much room as data");
+        let even = Sender { send_window: 3000, ..s }.verdict();
+        assert_eq!(even, Verdict::Defer { cwnd_limited: false }, "the peer's window as short as ours");
         assert_eq!(Sender { last_sent: Some(ms(8.99)), ..s }.verdict(), Verdict::Send, "silent over 1 ms");
         assert_eq!(Sender { last_sent: Some(ms(9.0)), ..s }.verdict(), Verdict::Defer { cwnd_limited: true });
         assert_eq!(Sender { oldest_in_flight: Some(ms(9.01)), ..s }.verdict(), Verdict::Send, "no ACK due yet");
+        let due = Sender { oldest_in_flight: Some(ms(9.0)), ..s };
+        assert_eq!(due.verdict(), Verdict::Defer { cwnd_limited: true }, "out exactly half an SRTT");
         assert_eq!(Sender { srtt: None, ..s }.verdict(), Verdict::Send);
     }
 

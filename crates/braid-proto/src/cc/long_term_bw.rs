@@ -262,17 +262,34 @@ mod tests {
         assert_eq!((lt.bw, lt.bw()), (1.2e6, None));
     }
 
-    /// At low rates 4 kbit/s is the looser test: 4,000 and 4,400 B/s
-    /// differ by 10% (within 1/8 anyway); 2,000 and 2,495 B/s by 25% but
-    /// 495 x 0.99 <= 500 B/s.
+    /// At low rates 4 kbit/s is the looser test, compared as Linux paces,
+    /// 1% low: 2,000 and 2,505 B/s differ by 25%, but 505 x 0.99 <= 500
+    /// B/s; 2,510 does not (504.9). A first interval, however slow, is
+    /// only remembered.
     #[test]
     fn slow_rates_agree_within_four_kbit() {
         let mut lt = LongTermBw { bw: 2000.0, sampling: true, ..Default::default() };
-        lt.interval_done(2495.0, &at(0, 0, 0));
-        assert_eq!(lt.bw(), Some(2247.5));
+        lt.interval_done(2505.0, &at(0, 0, 0));
+        assert_eq!(lt.bw(), Some(2252.5));
         let mut lt = LongTermBw { bw: 2000.0, sampling: true, ..Default::default() };
         lt.interval_done(2510.0, &at(0, 0, 0));
         assert_eq!(lt.bw(), None, "510 x 0.99 > 500");
+        let mut lt = LongTermBw { sampling: true, ..Default::default() };
+        lt.interval_done(400.0, &at(0, 0, 0));
+        assert_eq!((lt.bw, lt.bw()), (400.0, None));
+    }
+
+    /// The edges, exactly: a loss of 50/256 of what was delivered (50 of
+    /// 256 packets) is policed, and an interval of one whole millisecond
+    /// is long enough (256 kB in 1 ms: 256 MB/s).
+    #[test]
+    fn exactly_the_loss_threshold_over_exactly_a_millisecond() {
+        let mut lt = LongTermBw::default();
+        interval(&mut lt, at(0, 0, 0), 4, at(1, 256_000, 50));
+        assert_eq!(lt.bw, 256e6);
+        let mut lt = LongTermBw::default();
+        interval(&mut lt, at(0, 0, 0), 4, at(1, 256_000, 49));
+        assert_eq!(lt.bw, 0.0, "49 of 256: under the threshold");
     }
 
     /// Too few rounds: no verdict; more than 16: start over.
@@ -281,9 +298,11 @@ mod tests {
         let mut lt = LongTermBw::default();
         interval(&mut lt, at(0, 0, 0), 3, at(100, 100_000, 50));
         assert_eq!(lt.bw, 0.0, "3 rounds are too few");
-        for _ in 0..14 {
+        for _ in 0..13 {
             lt.on_sample(&sample(at(150, 150_000, 50), false, true));
         }
+        assert!(lt.sampling && lt.rounds == 16, "16 rounds: still open");
+        lt.on_sample(&sample(at(150, 150_000, 50), false, true));
         assert_eq!(lt.rounds, 0, "17 rounds: reset");
         assert!(!lt.sampling);
     }
