@@ -35,7 +35,9 @@ fn nanobits(bytes: u64) -> u64 {
 /// A policer's state.
 #[derive(Clone, Debug)]
 pub struct TokenBucket {
-    spec: PolicerSpec,
+    rate_bps: u64,
+    /// The bucket's depth, nanobits.
+    depth: u64,
     /// Tokens, nanobits, as of `at_ns`.
     tokens: u64,
     at_ns: u64,
@@ -43,15 +45,15 @@ pub struct TokenBucket {
 
 impl TokenBucket {
     pub fn new(spec: PolicerSpec) -> TokenBucket {
-        TokenBucket { spec, tokens: nanobits(spec.burst_bytes.min(PolicerSpec::MAX_BURST_BYTES)), at_ns: 0 }
+        let depth = nanobits(spec.burst_bytes.min(PolicerSpec::MAX_BURST_BYTES));
+        TokenBucket { rate_bps: spec.rate_bps, depth, tokens: depth, at_ns: 0 }
     }
 
     /// True if a packet of `bytes` arriving at `now_ns` conforms (and takes
     /// its tokens); false if the policer drops it.
     pub fn admits(&mut self, now_ns: u64, bytes: u32) -> bool {
-        let depth = nanobits(self.spec.burst_bytes.min(PolicerSpec::MAX_BURST_BYTES));
-        let accrued = self.spec.rate_bps.saturating_mul(now_ns.saturating_sub(self.at_ns));
-        self.tokens = self.tokens.saturating_add(accrued).min(depth);
+        let accrued = self.rate_bps.saturating_mul(now_ns.saturating_sub(self.at_ns));
+        self.tokens = self.tokens.saturating_add(accrued).min(self.depth);
         self.at_ns = self.at_ns.max(now_ns);
         let cost = nanobits(u64::from(bytes));
         if cost > self.tokens {

@@ -309,6 +309,11 @@ impl BbrPath {
         (self.pacing_rate() * 0.001).clamp(2.0 * self.mss, 65_536.0)
     }
 
+    /// The send quantum in whole segments (Linux's `bbr_tso_segs_goal`).
+    fn quantum_segments(&self) -> f64 {
+        (self.send_quantum() / self.mss).floor()
+    }
+
     /// Linux's `bbr_inflight` (`bbr_bdp`, then `bbr_quantization_budget`):
     /// `gain x bdp` in whole segments, rounded up; three send quanta (whole
     /// segments, `bbr_tso_segs_goal`) so that end systems keep busy; an
@@ -326,7 +331,7 @@ impl BbrPath {
     /// allowance.
     fn inflight_with(&self, bdp: Option<f64>, gain: f64, extra: f64) -> f64 {
         let Some(bdp) = bdp else { return self.initial_window };
-        let quanta = 3.0 * (self.send_quantum() / self.mss).floor();
+        let quanta = 3.0 * self.quantum_segments();
         let mut segments = 2.0 * (((gain * bdp / self.mss).ceil() + extra + quanta) / 2.0).ceil();
         if self.state == BbrState::ProbeBw && self.cycle_index == 0 {
             segments += 2.0;
@@ -482,7 +487,7 @@ impl BbrPath {
         }
         let wait = self.next_departure.saturating_since(now).as_secs_f64();
         let delivered = (self.bw() * wait / self.mss).floor() * self.mss;
-        let quantum = if probing { (self.send_quantum() / self.mss).floor() * self.mss } else { 0.0 };
+        let quantum = if probing { self.quantum_segments() * self.mss } else { 0.0 };
         (in_flight + quantum - delivered).max(0.0)
     }
 
