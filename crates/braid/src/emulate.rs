@@ -199,6 +199,25 @@ mod tests {
         }
     }
 
+    /// Every drop cause has its column and its JSON field, the policer's
+    /// included.
+    #[test]
+    fn the_report_counts_each_drop_cause() {
+        let stats = braid_sim::LinkStats { drops_queue: 1, drops_random: 2, drops_policed: 3, ..Default::default() };
+        let r = Report { links: vec![braid_emu::LinkReport { name: "L1".into(), stats }], ..Default::default() };
+        let t = table(&r);
+        assert!(t.lines().next().unwrap().ends_with("policed"), "{t}");
+        assert!(
+            t.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>().ends_with(&["1", "0", "2", "0", "3"]),
+            "{t}"
+        );
+        let j: serde_json::Value = serde_json::from_str(&json(&r)).unwrap();
+        assert_eq!(
+            (j["links"][0]["drops_queue"].as_u64(), j["links"][0]["drops_policed"].as_u64()),
+            (Some(1), Some(3))
+        );
+    }
+
     #[test]
     fn describes_each_path_bottleneck() {
         let sc = scenario::parse(braid_lab::DEFAULT_SCENARIO, "default").unwrap();
