@@ -368,6 +368,12 @@ fn a_policed_link_passes_its_rate_and_counts_its_drops() {
     assert!(l.bytes_sent as f64 <= allowed && l.bytes_sent as f64 > 0.8 * allowed, "{}", l.bytes_sent);
     assert!(l.drops_policed > 0 && l.drops_queue == 0, "{l:?}");
     assert_eq!(l.loss_rate, l.drops_policed as f64 / l.packets_offered as f64);
+    // The run's table gives the policer's drops a column, only when there are some.
+    let table = braid_lab::report::table(&s);
+    let row = table.lines().find(|r| r.starts_with("r1-d ")).unwrap();
+    assert!(table.contains("pol-drops") && row.ends_with(&format!(" {}", l.drops_policed)), "{table}");
+    let plain = simulate(&format!("{GRAPH}[[flow]]\npaths = [\"a\"]\ncc = \"reno\"\n"));
+    assert!(!braid_lab::report::table(&plain).contains("pol-drops"));
     let flow = "[[flow]]\npaths = [\"a\"]\n";
     assert_refused([
         (policed(r#"{ rate = "2Mbit", burst = "1000B" }"#) + flow, "topology.link[1].policer.burst", "full packet"),
