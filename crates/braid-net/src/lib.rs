@@ -21,7 +21,7 @@ mod socket;
 mod stream;
 
 pub use batch::SendStats;
-pub use config::{NetConfig, MSS};
+pub use config::{mss_for_mtu, NetConfig, DATAGRAM_OVERHEAD, MSS, MSS_FLOOR};
 pub use node::{NetEvent, Node, NodeStats};
 pub use socket::LocalAddr;
 pub use stream::Stream;

@@ -401,10 +401,14 @@ impl Node {
     /// interface), a subflow, and the subflow's path.
     fn open_subflow(&mut self, h: ConnectionHandle, local: SocketAddr, remote: SocketAddr, backup: bool) {
         let device = self.conns[&h].devices.iter().find(|d| d.0 == local).and_then(|d| d.1.clone());
-        let bound = self.add_socket(&LocalAddr { addr: local, device });
+        let local = LocalAddr { addr: local, device };
+        let bound = self.add_socket(&local);
         let Some(conn) = self.endpoint.connection(h) else { return };
         let subflow = match conn.add_subflow(backup) {
-            Ok(id) => id,
+            Ok(id) => {
+                fit_to_route(conn, id, &local, remote);
+                id
+            }
             Err(e) => {
                 if let Ok(s) = bound {
                     self.sockets[s] = None;
@@ -492,6 +496,14 @@ impl Node {
                     self.advertise(handle, s);
                 }
                 let source = self.source_for(s, to);
+                let known = self.conns.get(&handle).is_some_and(|c| c.paths.contains_key(&subflow));
+                if let (false, Some(conn), Some(sock)) =
+                    (known, self.endpoint.connection(handle), self.sockets.get(s).and_then(Option::as_ref))
+                {
+                    // A subflow new to this side: sized for the route back.
+                    let addr = SocketAddr::new(source.unwrap_or(sock.local_addr().ip()), 0);
+                    fit_to_route(conn, subflow, &LocalAddr { addr, device: None }, from);
+                }
                 if let Some(c) = self.conns.get_mut(&handle) {
                     c.last_heard = now;
                     // The subflow's address follows its last packet.
@@ -547,6 +559,14 @@ impl Node {
             }
         }
         batch.flush(sockets);
+    }
+}
+
+/// Caps subflow `id`'s packets at what the route from `local` to `remote`
+/// carries, where the kernel knows its MTU (`crate::config::mss_for_mtu`).
+fn fit_to_route(conn: &mut Connection, id: SubflowId, local: &LocalAddr, remote: SocketAddr) {
+    if let Some(mtu) = crate::socket::route_mtu(local, remote) {
+        conn.set_subflow_mss(id, crate::config::mss_for_mtu(mtu, remote.is_ipv4()));
     }
 }
 

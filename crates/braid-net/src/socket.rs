@@ -89,6 +89,26 @@ impl Socket {
     }
 }
 
+/// The MTU of the route from `local` (and its interface) to `remote`, as
+/// the kernel knows it (the interface's, or less once ICMP has told of a
+/// smaller hop): `IP_MTU` / `IPV6_MTU` of a socket connected there. `None`
+/// where the kernel cannot say (no route, another OS).
+pub(crate) fn route_mtu(local: &LocalAddr, remote: SocketAddr) -> Option<u32> {
+    let v4 = remote.is_ipv4();
+    let raw = RawSocket::new(if v4 { Domain::IPV4 } else { Domain::IPV6 }, Type::DGRAM, Some(Protocol::UDP)).ok()?;
+    if let Some(dev) = &local.device {
+        raw.bind_device(Some(dev.as_bytes())).ok()?;
+    }
+    raw.bind(&SocketAddr::new(local.addr.ip(), 0).into()).ok()?;
+    raw.connect(&remote.into()).ok()?;
+    let (level, opt) = if v4 { (libc::IPPROTO_IP, libc::IP_MTU) } else { (libc::IPPROTO_IPV6, libc::IPV6_MTU) };
+    let mut mtu: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: a valid socket, an int option, its size and room for it.
+    let ok = unsafe { libc::getsockopt(raw.as_raw_fd(), level, opt, (&mut mtu as *mut libc::c_int).cast(), &mut len) };
+    (ok == 0 && mtu > 0).then_some(mtu as u32)
+}
+
 /// Large socket buffers: `SO_*BUFFORCE` as root, else what the limits allow.
 fn force_buffers(raw: &RawSocket) {
     for (force, plain) in [(libc::SO_RCVBUFFORCE, libc::SO_RCVBUF), (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF)] {
@@ -183,5 +203,26 @@ pub(crate) fn wait_writable(fd: RawFd, timeout_ms: i32) {
     // SAFETY: one valid pollfd.
     unsafe {
         libc::poll(&mut p, 1, timeout_ms);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Loopback's MTU (65,536 on Linux; IPv4 caps a route's at 65,535,
+    /// its largest packet) as the route's, IPv4 and IPv6 (where enabled).
+    #[test]
+    fn the_route_mtu_is_the_kernels() {
+        let lo = |ip: IpAddr| LocalAddr { addr: SocketAddr::new(ip, 0), device: None };
+        let v4: IpAddr = std::net::Ipv4Addr::LOCALHOST.into();
+        assert_eq!(route_mtu(&lo(v4), SocketAddr::new(v4, 9)), Some(65_535));
+        let v6: IpAddr = std::net::Ipv6Addr::LOCALHOST.into();
+        if let Some(mtu) = route_mtu(&lo(v6), SocketAddr::new(v6, 9)) {
+            assert_eq!(mtu, 65_536);
+        }
+        // Nowhere to go from an address this machine does not have.
+        let elsewhere: IpAddr = std::net::Ipv4Addr::new(192, 0, 2, 1).into();
+        assert_eq!(route_mtu(&lo(elsewhere), SocketAddr::new(v4, 9)), None);
     }
 }

@@ -93,6 +93,11 @@ pub struct Config {
     /// (`mptcp_become_fully_estab`, which calls the path manager's
     /// `fully_established`, where the full mesh opens its subflows).
     pub early_joins: bool,
+    /// Path MTU black-hole detection (see `crate::connection::pmtu`): a
+    /// subflow whose retransmission timer fires twice in a row sends
+    /// packets of at most this many payload bytes from then on. `None`
+    /// (the default, and the simulator's, whose links carry any size): off.
+    pub mss_floor: Option<u32>,
 }
 
 impl Default for Config {
@@ -119,6 +124,7 @@ impl Default for Config {
             nodelay: false,
             failure_timeout: Duration::from_secs(60),
             early_joins: false,
+            mss_floor: None,
         }
     }
 }

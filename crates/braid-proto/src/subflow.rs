@@ -450,6 +450,19 @@ impl Subflow {
         self.retransmit.drain(..n);
         self.counters.retransmissions += 1;
     }
+    /// Splits the first entry of the retransmission queue, whose part
+    /// still unacknowledged is `len` bytes at `dsn`, into `mss`-sized
+    /// pieces' first and the rest: it was sent before the subflow's MSS fell.
+    pub fn split_retransmission(&mut self, dsn: u64, len: u32, mss: u32) {
+        debug_assert!(mss > 0 && len > mss);
+        self.retransmit[0] = (dsn, mss);
+        self.retransmit.insert(1, (dsn + u64::from(mss), len - mss));
+    }
+    /// Consecutive retransmission timeouts since new data was last
+    /// acknowledged.
+    pub fn timeouts_in_a_row(&self) -> u32 {
+        self.rto_backoff
+    }
     /// The highest packet number acknowledged so far.
     pub fn largest_acked(&self) -> Option<u64> {
         self.largest_acked

@@ -28,6 +28,7 @@ mod failure;
 mod handshake;
 mod loss_probe;
 mod opportunistic;
+mod pmtu;
 mod recv;
 mod reinject;
 mod timer;
@@ -109,6 +110,9 @@ pub struct SubflowStats {
     pub backup: bool,
     /// Its handshake completed on this side: it may carry data.
     pub established: bool,
+    /// Payload bytes per packet: the configured MSS unless the path was
+    /// found to carry less ([`Connection::set_subflow_mss`], `Config::mss_floor`).
+    pub mss: u32,
 }
 
 /// A snapshot of the connection for reports.
@@ -482,6 +486,7 @@ impl Connection {
             potentially_failed: sf.potentially_failed(),
             backup: sf.backup,
             established: sf.is_established(),
+            mss: sf.mss,
         })
     }
 

@@ -60,6 +60,7 @@ impl Connection {
             return None;
         }
         self.last_opportunistic = Some(una);
+        let len = len.min(self.subflows[fast].mss);
         self.subflows[fast].counters.reinjected_bytes += u64::from(len);
         Some(self.send_data(now, fast, una, len))
     }

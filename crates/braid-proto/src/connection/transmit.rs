@@ -162,16 +162,21 @@ impl Connection {
     /// time. (Deviation: MPTCP v0.96 skips the merge on its subflows,
     /// "currently not supported for MPTCP", so the kernel re-sends each.)
     pub(super) fn poll_retransmission(&mut self, now: Instant) -> Option<Packet> {
-        let mss = u64::from(self.config.mss);
         for i in 0..self.subflows.len() {
             if !self.subflows[i].is_open() {
                 continue;
             }
+            let mss = u64::from(self.subflows[i].mss);
             while let Some(&(dsn, len)) = self.subflows[i].retransmit.front() {
                 let Some((dsn, len)) = self.send.unacked_part(dsn, len) else {
                     self.subflows[i].retransmit.pop_front();
                     continue;
                 };
+                if u64::from(len) > mss {
+                    // Sent before the subflow's MSS fell (`crate::pmtu`): re-sent in pieces.
+                    self.subflows[i].split_retransmission(dsn, len, mss as u32);
+                    continue;
+                }
                 let (mut end, mut take) = (dsn + u64::from(len), 1);
                 for &(d, l) in self.subflows[i].retransmit.iter().skip(1) {
                     let e = d + u64::from(l);
@@ -285,13 +290,29 @@ impl Connection {
         if !self.sched_views.get(i).is_some_and(fits) {
             return None;
         }
+        let len = self.take_segment(i, dsn, len, reinjection);
         if reinjection {
-            self.reinject.remove(&dsn);
             self.subflows[i].counters.reinjected_bytes += u64::from(len);
-        } else {
-            self.take_new(len);
         }
         Some(self.send_data(now, i, dsn, len))
+    }
+
+    /// Takes the segment of `len` bytes at `dsn` (new data, or a range queued
+    /// for reinjection) for subflow `i`, cut to the subflow's MSS when that
+    /// fell below the connection's (`crate::pmtu`; the rest stays queued).
+    /// Returns the length taken.
+    #[inline]
+    fn take_segment(&mut self, i: usize, dsn: u64, len: u32, reinjection: bool) -> u32 {
+        let taken = len.min(self.subflows[i].mss);
+        if reinjection {
+            self.reinject.remove(&dsn);
+            if taken < len {
+                self.reinject.insert(dsn + u64::from(taken), len - taken);
+            }
+        } else {
+            self.take_new(taken);
+        }
+        taken
     }
 
     /// Nagle's algorithm as Linux applies it (Minshall's variant,
@@ -395,10 +416,8 @@ impl Connection {
         if !self.window_space(i, len) {
             return None;
         }
-        if reinjection {
-            self.reinject.remove(&dsn);
-        } else {
-            self.take_new(len);
+        let len = self.take_segment(i, dsn, len, reinjection);
+        if !reinjection {
             self.subflows[i].carried_to = self.send.nxt();
         }
         Some(self.send_data(now, i, dsn, len))
@@ -407,13 +426,13 @@ impl Connection {
     /// A copy for the fastest subflow with room that has not carried
     /// everything sent so far, if there is one.
     pub(super) fn send_copy(&mut self, now: Instant) -> Option<Packet> {
-        let (una, nxt, mss) = (self.send.una(), self.send.nxt(), u64::from(self.config.mss));
+        let (una, nxt) = (self.send.una(), self.send.nxt());
         let views = &self.sched_views;
         let subflows = &self.subflows;
         let behind = |i: usize| subflows[i].carried_to.max(una) < nxt;
         let i = crate::sched::fastest(views, |i| views[i].has_window_space() && behind(i))?;
         let start = self.subflows[i].carried_to.max(una);
-        let copy = (nxt - start).min(mss) as u32;
+        let copy = (nxt - start).min(u64::from(self.subflows[i].mss)) as u32;
         if !self.window_space(i, copy) {
             return None;
         }

@@ -8,6 +8,8 @@
 //!
 //! - nothing panics, debug assertions included (running the timers
 //!   early, as a driver woken spuriously does, included);
+//! - no data packet is larger than its subflow's MSS at the time (which
+//!   the script may lower, as a driver that learns a path's MTU does);
 //! - `handle_datagram` refuses exactly the packets `Packet::check` refuses;
 //! - after `handle_timeout(now)` the next timer is later than `now` (a
 //!   driver calling it again at once would spin);
@@ -134,6 +136,7 @@ pub fn drive(bytes: &[u8]) -> Outcome {
         recv_buffer: if flags & 64 != 0 { 16 * 1024 } else { 96 * 1024 },
         early_joins: sizes & 4 != 0,
         tso_defer: sizes & 8 != 0,
+        mss_floor: (sizes & 16 != 0).then_some(200),
         failure_timeout: Duration::from_secs(20),
         ..Config::default()
     };
@@ -239,11 +242,19 @@ pub fn drive(bytes: &[u8]) -> Outcome {
                 }
             }
             10 => {
-                if s.byte() < 16 {
+                let b = s.byte();
+                if b < 16 {
                     let (side, code) = (usize::from(s.byte() & 1), s.byte());
                     if let Some(c) = ends[side].conn() {
                         ended = true;
                         c.reset(code);
+                    }
+                } else if b < 48 {
+                    // A driver learns that a path carries less: one subflow's MSS falls.
+                    let (side, id, mss) = (usize::from(s.byte() & 1), s.byte() % 6, u32::from(s.u16()));
+                    if let Some(c) = ends[side].conn() {
+                        let limit = c.config().mss;
+                        c.set_subflow_mss(braid_proto::SubflowId(id), mss % limit + 1);
                     }
                 }
             }
@@ -373,6 +384,10 @@ impl Net {
 
     fn take_from(&mut self, side: usize, conn: &mut Connection, now: Instant) {
         while let Some(p) = conn.poll_transmit(now) {
+            if let braid_proto::Frame::Data(d) = &p.frame {
+                let mss = conn.subflow_stats(p.subflow.index()).map_or(0, |s| s.mss);
+                assert!(d.len <= mss, "side {side}: {} bytes on subflow {} whose MSS is {mss}", d.len, p.subflow.0);
+            }
             let mut b = Vec::new();
             wire::encode(&p, &mut b);
             if self.seen.len() < 256 {

@@ -16,6 +16,9 @@ pub struct SubflowLine {
     pub mbps: f64,
     pub rtt_ms: Option<f64>,
     pub cwnd: u64,
+    /// Payload bytes per packet: less than the configured MSS where the
+    /// route carries less or the path lost its full-sized packets.
+    pub mss: u32,
     pub retransmissions: u64,
     /// ok, joining, failed (timed out, probing) or closed.
     pub state: &'static str,
@@ -45,6 +48,8 @@ pub struct SubflowTotal {
     pub retransmissions: u64,
     pub rtos: u64,
     pub srtt_ms: Option<f64>,
+    /// Payload bytes per packet at the end (see [`SubflowLine::mss`]).
+    pub mss: u32,
 }
 
 /// Per-subflow counters at one moment, to take differences between reports.
@@ -157,6 +162,7 @@ pub fn interval(node: &mut Node, h: ConnectionHandle, before: &Snapshot, now: &S
                 mbps: mbps(b1.saturating_sub(b0), secs),
                 rtt_ms: st.srtt.map(|d| d.as_millis_f64()),
                 cwnd: st.cwnd,
+                mss: st.mss,
                 retransmissions: r1.saturating_sub(r0),
                 state,
             })
@@ -180,6 +186,9 @@ pub fn interval_text(i: &Interval, sender: bool) -> String {
         if sender {
             let rtt = f.rtt_ms.map_or("-".to_string(), |r| format!("{r:.1}"));
             s += &format!(" rtt {rtt} ms cwnd {} kB retx {}", f.cwnd / 1000, f.retransmissions);
+            if f.mss < braid_net::MSS {
+                s += &format!(" mss {}", f.mss);
+            }
         }
         if f.state != "ok" {
             s += &format!(" ({})", f.state);
@@ -204,6 +213,7 @@ pub fn totals(node: &mut Node, h: ConnectionHandle, sender: bool) -> Vec<Subflow
                 retransmissions: c.retransmissions,
                 rtos: c.rtos,
                 srtt_ms: st.srtt.map(|d| d.as_millis_f64()),
+                mss: st.mss,
             })
         })
         .collect()

@@ -1,0 +1,218 @@
+//! Paths that carry less than the configured MSS (`connection/pmtu.rs`):
+//! black-hole detection brings a subflow whose full-sized packets vanish
+//! back to life, and segments sent, queued or reinjected at the larger
+//! size go out in pieces of the smaller one, every byte intact.
+
+mod common;
+
+use braid_proto::{Config, Connection, Frame, Instant, Packet, SubflowId};
+use common::{open, pair, read_all, Rng};
+
+/// The payload of a data packet (0 for anything else).
+fn payload(p: &Packet) -> u32 {
+    match &p.frame {
+        Frame::Data(d) => d.len,
+        _ => 0,
+    }
+}
+
+/// The byte at offset `i` of the client's stream.
+fn byte(i: usize) -> u8 {
+    (i % 251) as u8
+}
+
+/// Client writes `total` bytes, at most `per_step` in each step of
+/// `step_ms` of virtual time (so that a transfer lasts long enough for
+/// timeouts), `between(step, client)` running between steps; returns what
+/// the server read, or why it did not finish by `limit_ms`.
+#[allow(clippy::too_many_arguments)]
+fn transfer_steps(
+    a: &mut Connection,
+    b: &mut Connection,
+    total: usize,
+    per_step: usize,
+    step_ms: u64,
+    limit_ms: u64,
+    mut drop: impl FnMut(bool, &Packet) -> bool,
+    mut between: impl FnMut(u64, &mut Connection),
+) -> Result<Vec<u8>, String> {
+    let data: Vec<u8> = (0..total).map(byte).collect();
+    let (mut written, mut got) = (0, Vec::new());
+    let mut wire = Wire::default();
+    let mut now = Instant::ZERO;
+    let mut step = 0;
+    while got.len() < total {
+        if now.as_nanos() > limit_ms * 1_000_000 {
+            return Err(format!("{} of {total} bytes by {limit_ms} ms", got.len()));
+        }
+        let end = Instant::from_nanos((step + 1) * step_ms * 1_000_000);
+        let allowed = (written + per_step).min(total);
+        wire.run(a, b, now, end, &mut drop, |a, b| {
+            written += a.write(&data[written..allowed.max(written)]);
+            read_all(b, &mut got);
+        });
+        now = end;
+        step += 1;
+        between(step, a);
+    }
+    Ok(got)
+}
+
+/// Packets on their way, delivered 10 ms after they are sent.
+#[derive(Default)]
+struct Wire {
+    queue: std::collections::BTreeMap<(Instant, u64), (bool, Packet)>,
+    seq: u64,
+}
+
+impl Wire {
+    fn run(
+        &mut self,
+        a: &mut Connection,
+        b: &mut Connection,
+        mut now: Instant,
+        end: Instant,
+        drop: &mut impl FnMut(bool, &Packet) -> bool,
+        mut apps: impl FnMut(&mut Connection, &mut Connection),
+    ) {
+        loop {
+            apps(a, b);
+            for (to_b, c) in [(true, &mut *a), (false, &mut *b)] {
+                while let Some(p) = c.poll_transmit(now) {
+                    if !drop(to_b, &p) {
+                        self.seq += 1;
+                        let at = Instant::from_nanos(now.as_nanos() + 10_000_000);
+                        self.queue.insert((at, self.seq), (to_b, p));
+                    }
+                }
+            }
+            let timer = [a.poll_timeout(), b.poll_timeout()].into_iter().flatten().min();
+            let next = match (self.queue.keys().next().map(|k| k.0), timer) {
+                (Some(t), Some(tm)) => t.min(tm),
+                (Some(t), None) => t,
+                (None, Some(tm)) => tm,
+                (None, None) => return,
+            };
+            if next > end {
+                return;
+            }
+            now = now.max(next);
+            if self.queue.keys().next().is_some_and(|k| k.0 <= now) {
+                let (_, (to_b, p)) = self.queue.pop_first().expect("a packet");
+                let c = if to_b { &mut *b } else { &mut *a };
+                c.handle_datagram(now, p).expect("well-formed");
+            } else {
+                a.handle_timeout(now);
+                b.handle_timeout(now);
+            }
+        }
+    }
+}
+
+fn established(config: Config, paths: usize) -> (Connection, Connection) {
+    let (mut a, mut b) = pair(config, "reno", "minrtt", paths);
+    open(&mut a, &mut b, Instant::ZERO);
+    (a, b)
+}
+
+const MSS: u32 = 1400;
+const FLOOR: u32 = 1100;
+
+/// Every path drops data packets of more than 1,200 payload bytes. With
+/// a floor the subflows fall back to it on their second timeout and the
+/// transfer completes intact, in 1,100-byte packets from then on; without
+/// one nothing larger than the handshake ever arrives.
+#[test]
+fn a_black_hole_on_every_path_is_found_and_left() {
+    let drop_large = |_: bool, p: &Packet| payload(p) > 1200;
+    for paths in [1, 2] {
+        let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
+        let (mut a, mut b) = established(config, paths);
+        let got = transfer_steps(&mut a, &mut b, 300_000, 30_000, 100, 20_000, drop_large, |_, _| {})
+            .unwrap_or_else(|e| panic!("{paths} paths: {e}"));
+        assert!(got.iter().enumerate().all(|(i, &v)| v == byte(i)), "{paths} paths: bytes differ");
+        for i in 0..paths {
+            assert_eq!(a.subflow_stats(i).unwrap().mss, FLOOR, "{paths} paths, subflow {i}");
+        }
+        assert!(a.error().is_none());
+
+        let config = Config { mss: MSS, mss_floor: None, ..Config::default() };
+        let (mut a, mut b) = established(config, paths);
+        let e = transfer_steps(&mut a, &mut b, 300_000, 30_000, 100, 20_000, drop_large, |_, _| {})
+            .expect_err("no floor, no way through");
+        assert!(e.starts_with("0 of"), "{paths} paths: {e}");
+    }
+}
+
+/// A black hole on one path of two: that subflow falls back and carries
+/// data again (minRTT gives it little of this 4 Mbit/s stream: the other
+/// path, as fast, has room for it all); the clean one keeps its MSS.
+#[test]
+fn only_the_subflow_in_the_black_hole_falls_back() {
+    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
+    let (mut a, mut b) = established(config, 2);
+    let drop_large = |_: bool, p: &Packet| p.subflow == SubflowId(0) && payload(p) > 1200;
+    let got = transfer_steps(&mut a, &mut b, 2_000_000, 50_000, 100, 60_000, drop_large, |_, _| {}).expect("completes");
+    assert!(got.iter().enumerate().all(|(i, &v)| v == byte(i)));
+    let (s0, s1) = (a.subflow_stats(0).unwrap(), a.subflow_stats(1).unwrap());
+    assert_eq!((s0.mss, s1.mss), (FLOOR, MSS));
+    let carried = b.subflow_stats(0).unwrap().counters.bytes_received_new;
+    assert!(carried >= u64::from(FLOOR), "subflow 0 carried only {carried} bytes");
+}
+
+/// Seeded: paths that carry random sizes, random losses, and the driver
+/// lowering a subflow's MSS at random moments of the transfer (with data
+/// in flight, queued for retransmission and for reinjection at the old
+/// size): every byte arrives, in order, and no packet is larger than its
+/// subflow's MSS at the time it was sent.
+#[test]
+fn segments_are_cut_to_a_falling_mss_without_losing_a_byte() {
+    for seed in 1..=40u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let paths = 1 + rng.below(3) as usize;
+        let config = Config {
+            mss: MSS,
+            mss_floor: Some(FLOOR),
+            rack_tlp: rng.chance(0.5),
+            // A small window blocks the sender: opportunistic retransmission.
+            recv_buffer: [6 << 20, 60_000][rng.below(2) as usize],
+            ..Config::default()
+        };
+        let sched = ["minrtt", "redundant", "rr", "blest"][rng.below(4) as usize];
+        let (mut a, mut b) = pair(config, "reno", sched, paths);
+        open(&mut a, &mut b, Instant::ZERO);
+        let caps: Vec<u32> = (0..paths).map(|_| [MSS, 1300, 1200][rng.below(3) as usize]).collect();
+        let loss = rng.below(3) as f64 / 100.0;
+        let mut drops = Rng(seed);
+        let mut lowered = Rng(seed + 1000);
+        let largest = std::cell::RefCell::new(vec![MSS; paths]);
+        let got = transfer_steps(
+            &mut a,
+            &mut b,
+            400_000,
+            8_000,
+            20,
+            60_000,
+            |to_b, p| {
+                let i = p.subflow.index();
+                if to_b {
+                    assert!(payload(p) <= largest.borrow()[i], "seed {seed}: {} bytes on subflow {i}", payload(p));
+                }
+                (to_b && payload(p) > caps[i]) || drops.chance(loss)
+            },
+            |_, a| {
+                if lowered.chance(0.05) {
+                    let i = lowered.below(paths as u64) as usize;
+                    let mss = 600 + lowered.below(800) as u32;
+                    a.set_subflow_mss(SubflowId(i as u8), mss);
+                }
+                let mut l = largest.borrow_mut();
+                for (i, m) in l.iter_mut().enumerate() {
+                    *m = a.subflow_stats(i).unwrap().mss;
+                }
+            },
+        )
+        .unwrap_or_else(|e| panic!("seed {seed} ({paths} paths, {sched}, caps {caps:?}, loss {loss}): {e}"));
+        assert!(got.iter().enumerate().all(|(i, &v)| v == byte(i)), "seed {seed}: bytes differ");
+    }
+}
