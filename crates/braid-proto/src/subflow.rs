@@ -458,6 +458,12 @@ impl Subflow {
         self.retransmit[0] = (dsn, mss);
         self.retransmit.insert(1, (dsn + u64::from(mss), len - mss));
     }
+    /// Whether packet `pn` is still in flight (neither acknowledged nor
+    /// declared lost).
+    pub fn in_flight(&self, pn: u64) -> bool {
+        let i = pn.checked_sub(self.base_pn).and_then(|i| usize::try_from(i).ok());
+        i.and_then(|i| self.sent.get(i)).is_some_and(|p| p.state == State::InFlight)
+    }
     /// Consecutive retransmission timeouts since new data was last
     /// acknowledged.
     pub fn timeouts_in_a_row(&self) -> u32 {

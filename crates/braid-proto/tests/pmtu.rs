@@ -216,3 +216,144 @@ fn segments_are_cut_to_a_falling_mss_without_losing_a_byte() {
         assert!(got.iter().enumerate().all(|(i, &v)| v == byte(i)), "seed {seed}: bytes differ");
     }
 }
+
+/// An outage (every packet of the only path lost for 2 s) looks like a
+/// black hole: the subflow falls to the floor, then its probe of the old
+/// size, 10 s later, is acknowledged and it takes the size back.
+#[test]
+fn after_an_outage_a_probe_takes_the_old_size_back() {
+    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
+    let (mut a, mut b) = established(config, 1);
+    let (step, mut sizes) = (std::cell::Cell::new(0), Vec::new());
+    let got = transfer_steps(
+        &mut a,
+        &mut b,
+        8_000_000,
+        50_000,
+        100,
+        60_000,
+        |to_b, p| {
+            if to_b && payload(p) > 0 {
+                sizes.push((step.get(), payload(p)));
+            }
+            (10..30).contains(&step.get())
+        },
+        |s, a| {
+            step.set(s);
+            if s == 30 {
+                assert_eq!(a.subflow_stats(0).unwrap().mss, FLOOR, "fell back during the outage");
+            }
+        },
+    )
+    .expect("completes");
+    assert!(got.iter().enumerate().all(|(i, &v)| v == byte(i)));
+    assert_eq!(a.subflow_stats(0).unwrap().mss, MSS);
+    // Back at full size about 10 s after the fall back, not before.
+    let first_full = sizes.iter().find(|&&(s, len)| s >= 30 && len == MSS).map(|x| x.0).expect("a full packet");
+    assert!((100..=140).contains(&first_full), "first full-sized packet after the outage in step {first_full}");
+}
+
+/// A lasting black hole: probes of the old size go out 10 s after the
+/// fall back, then 20 s after that, and so on, each lost; the subflow
+/// keeps the floor and the transfer completes.
+#[test]
+fn probes_into_a_lasting_black_hole_back_off() {
+    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
+    let (mut a, mut b) = established(config, 1);
+    let (step, mut probes) = (std::cell::Cell::new(0), Vec::new());
+    let fell_back = std::cell::Cell::new(None);
+    let got = transfer_steps(
+        &mut a,
+        &mut b,
+        20_000_000,
+        50_000,
+        100,
+        60_000,
+        |to_b, p| {
+            let large = to_b && payload(p) > 1200;
+            if large && fell_back.get().is_some() {
+                probes.push(step.get());
+            }
+            large
+        },
+        |s, a| {
+            step.set(s);
+            if fell_back.get().is_none() && a.subflow_stats(0).unwrap().mss == FLOOR {
+                fell_back.set(Some(s));
+            }
+        },
+    )
+    .expect("completes");
+    assert!(got.iter().enumerate().all(|(i, &v)| v == byte(i)));
+    assert_eq!(a.subflow_stats(0).unwrap().mss, FLOOR);
+    let fell = fell_back.get().expect("fell back");
+    // One probe each time, 10 s then 20 s apart (steps of 0.1 s; the
+    // retransmissions of a lost probe's data go out in floor-sized pieces).
+    let gaps: Vec<i64> = probes.iter().map(|&s| s as i64 - fell as i64).collect();
+    assert_eq!(gaps.len(), 2, "probes at {gaps:?} steps after the fall back");
+    assert!((100..=105).contains(&gaps[0]) && (300..=310).contains(&gaps[1]), "probes at {gaps:?}");
+}
+
+/// No probe while the path is still out (Linux probes only in the open
+/// state): an outage of 14 s, longer than the first wait, sees only
+/// floor-sized packets after the fall back; the first full-sized one
+/// follows the path's return.
+#[test]
+fn no_probe_while_the_path_is_out() {
+    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
+    let (mut a, mut b) = established(config, 1);
+    let (step, mut sizes) = (std::cell::Cell::new(0), Vec::new());
+    let outage = 10..150;
+    transfer_steps(
+        &mut a,
+        &mut b,
+        12_000_000,
+        50_000,
+        100,
+        80_000,
+        |to_b, p| {
+            if to_b && payload(p) > 0 {
+                sizes.push((step.get(), payload(p)));
+            }
+            outage.contains(&step.get())
+        },
+        |s, _| step.set(s),
+    )
+    .expect("completes");
+    let full = sizes.iter().filter(|&&(s, len)| s >= 20 && len > FLOOR).map(|x| x.0).next();
+    assert!(full.is_some_and(|s| s >= outage.end), "a full-sized packet in step {full:?}");
+}
+
+/// What the driver says replaces what black-hole detection found: after
+/// the fall back, a cap of 1,150 bytes from the driver ends the probing
+/// for the old size; nothing larger goes out from then on.
+#[test]
+fn a_drivers_cap_ends_the_probing() {
+    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
+    let (mut a, mut b) = established(config, 1);
+    let capped = std::cell::Cell::new(false);
+    let mut largest_after = 0;
+    transfer_steps(
+        &mut a,
+        &mut b,
+        8_000_000,
+        50_000,
+        100,
+        60_000,
+        |to_b, p| {
+            if to_b && capped.get() {
+                largest_after = largest_after.max(payload(p));
+            }
+            to_b && payload(p) > 1200
+        },
+        |_, a| {
+            if !capped.get() && a.subflow_stats(0).unwrap().mss == FLOOR {
+                a.set_subflow_mss(SubflowId(0), 1150);
+                capped.set(true);
+            }
+        },
+    )
+    .expect("completes");
+    assert!(capped.get());
+    assert_eq!((a.subflow_stats(0).unwrap().mss, largest_after), (1150, 1150));
+}

@@ -187,6 +187,9 @@ pub struct Connection {
     short_sent_end: u64,
     /// The Data ACK last re-sent opportunistically (once per blocking segment).
     last_opportunistic: Option<u64>,
+    /// Subflows that black-hole detection brought down to `Config::mss_floor`,
+    /// probing for their old size (`pmtu.rs`); empty in the simulator.
+    raising: Vec<pmtu::Raise>,
     persist_backoff: u32,
     /// Connection-level retransmission timeouts in a row (Data ACK stuck).
     data_rto_backoff: u32,
@@ -316,6 +319,7 @@ impl Connection {
             sched_reads_ssthresh,
             short_sent_end: 0,
             last_opportunistic: None,
+            raising: Vec::new(),
             persist_backoff: 0,
             data_rto_backoff: 0,
             error: None,

@@ -105,6 +105,10 @@ impl Connection {
         let was_failed = sf.potentially_failed();
         let prior_in_flight = sf.bytes_in_flight();
         let out = sf.on_ack(now, a, dupthresh, |s| subflow_rto(cfg, s));
+        if !self.raising.is_empty() {
+            self.raise_probe_outcome(now, i, Some(a));
+        }
+        let sf = &mut self.subflows[i];
         let (in_recovery, in_loss) = (sf.in_recovery(), sf.in_loss());
         let (largest, recovered) = (sf.largest_acked(), was_failed && !sf.potentially_failed());
         self.on_handshake_acked(i, largest);

@@ -38,7 +38,7 @@ impl Connection {
             if !was_failed {
                 self.events.push_back(Event::SubflowFailed { subflow: Self::id(i) });
             }
-            self.check_black_hole(i);
+            self.check_black_hole(now, i);
             // What another subflow already delivered needs no retransmission;
             // with nothing left to re-send, probe the path instead.
             let send = &self.send;

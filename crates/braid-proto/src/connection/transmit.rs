@@ -290,6 +290,11 @@ impl Connection {
         if !self.sched_views.get(i).is_some_and(fits) {
             return None;
         }
+        if !reinjection && !self.raising.is_empty() {
+            if let Some(probe) = self.send_raise_probe(now, i, dsn, len) {
+                return Some(probe);
+            }
+        }
         let len = self.take_segment(i, dsn, len, reinjection);
         if reinjection {
             self.subflows[i].counters.reinjected_bytes += u64::from(len);
@@ -301,7 +306,7 @@ impl Connection {
     /// for reinjection) for subflow `i`, cut to the subflow's MSS when that
     /// fell below the connection's (`crate::pmtu`; the rest stays queued).
     /// Returns the length taken.
-    #[inline]
+    #[inline(always)]
     fn take_segment(&mut self, i: usize, dsn: u64, len: u32, reinjection: bool) -> u32 {
         let taken = len.min(self.subflows[i].mss);
         if reinjection {

@@ -8,8 +8,10 @@
 //!
 //! - nothing panics, debug assertions included (running the timers
 //!   early, as a driver woken spuriously does, included);
-//! - no data packet is larger than its subflow's MSS at the time (which
-//!   the script may lower, as a driver that learns a path's MTU does);
+//! - no data packet is larger than the MSS, or than what the driver last
+//!   allowed its subflow (the script lowers and raises it, as a driver
+//!   that learns a path's MTU does; black-hole detection and its probes
+//!   stay within);
 //! - `handle_datagram` refuses exactly the packets `Packet::check` refuses;
 //! - after `handle_timeout(now)` the next timer is later than `now` (a
 //!   driver calling it again at once would spin);
@@ -253,8 +255,11 @@ pub fn drive(bytes: &[u8]) -> Outcome {
                     // A driver learns that a path carries less: one subflow's MSS falls.
                     let (side, id, mss) = (usize::from(s.byte() & 1), s.byte() % 6, u32::from(s.u16()));
                     if let Some(c) = ends[side].conn() {
-                        let limit = c.config().mss;
-                        c.set_subflow_mss(braid_proto::SubflowId(id), mss % limit + 1);
+                        let cap = mss % c.config().mss + 1;
+                        c.set_subflow_mss(braid_proto::SubflowId(id), cap);
+                        if usize::from(id) < c.subflow_count() {
+                            net.caps[side][usize::from(id)] = Some(cap);
+                        }
                     }
                 }
             }
@@ -370,6 +375,8 @@ fn drain_events(ends: &mut [End; 2]) {
 struct Net {
     queues: [VecDeque<Vec<u8>>; 2],
     seen: Vec<(usize, Vec<u8>)>,
+    /// Per side and subflow, the MSS the script last allowed (a driver's cap).
+    caps: [[Option<u32>; 8]; 2],
 }
 
 impl Net {
@@ -385,8 +392,9 @@ impl Net {
     fn take_from(&mut self, side: usize, conn: &mut Connection, now: Instant) {
         while let Some(p) = conn.poll_transmit(now) {
             if let braid_proto::Frame::Data(d) = &p.frame {
-                let mss = conn.subflow_stats(p.subflow.index()).map_or(0, |s| s.mss);
-                assert!(d.len <= mss, "side {side}: {} bytes on subflow {} whose MSS is {mss}", d.len, p.subflow.0);
+                let mss = conn.config().mss;
+                let cap = self.caps[side].get(p.subflow.index()).copied().flatten().map_or(mss, |c| c.min(mss));
+                assert!(d.len <= cap, "side {side}: {} bytes on subflow {} capped at {cap}", d.len, p.subflow.0);
             }
             let mut b = Vec::new();
             wire::encode(&p, &mut b);
