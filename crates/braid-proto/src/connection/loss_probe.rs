@@ -46,7 +46,7 @@ impl Connection {
                 continue;
             };
             let (dsn, len) = self.send.unacked_part(dsn, len).unwrap_or((self.send.nxt(), 0));
-            // Its start only, if the subflow's MSS fell since (`crate::pmtu`).
+            // Its start only, if the subflow's MSS fell since (`pmtu.rs`).
             let len = len.min(s.mss);
             let p = self.send_data(now, i, dsn, len);
             let rto = self.rto_of(i);

@@ -173,7 +173,7 @@ impl Connection {
                     continue;
                 };
                 if u64::from(len) > mss {
-                    // Sent before the subflow's MSS fell (`crate::pmtu`): re-sent in pieces.
+                    // Sent before the subflow's MSS fell (`pmtu.rs`): re-sent in pieces.
                     self.subflows[i].split_retransmission(dsn, len, mss as u32);
                     continue;
                 }
@@ -304,7 +304,7 @@ impl Connection {
 
     /// Takes the segment of `len` bytes at `dsn` (new data, or a range queued
     /// for reinjection) for subflow `i`, cut to the subflow's MSS when that
-    /// fell below the connection's (`crate::pmtu`; the rest stays queued).
+    /// fell below the connection's (`pmtu.rs`; the rest stays queued).
     /// Returns the length taken.
     #[inline(always)]
     fn take_segment(&mut self, i: usize, dsn: u64, len: u32, reinjection: bool) -> u32 {
