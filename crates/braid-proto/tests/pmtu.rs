@@ -58,6 +58,18 @@ fn transfer_steps(
     Ok(got)
 }
 
+/// [`transfer_steps`] at 4 Mbit/s: 50 kB per step of 0.1 s.
+fn at_4_mbps(
+    a: &mut Connection,
+    b: &mut Connection,
+    total: usize,
+    limit_ms: u64,
+    drop: impl FnMut(bool, &Packet) -> bool,
+    between: impl FnMut(u64, &mut Connection),
+) -> Result<Vec<u8>, String> {
+    transfer_steps(a, b, total, 50_000, 100, limit_ms, drop, between)
+}
+
 /// Packets on their way, delivered 10 ms after they are sent.
 #[derive(Default)]
 struct Wire {
@@ -118,6 +130,11 @@ fn established(config: Config, paths: usize) -> (Connection, Connection) {
 const MSS: u32 = 1400;
 const FLOOR: u32 = 1100;
 
+/// An open client and server with `paths` subflows, MSS 1,400 and a floor of 1,100.
+fn with_floor(paths: usize) -> (Connection, Connection) {
+    established(Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() }, paths)
+}
+
 /// Every path drops data packets of more than 1,200 payload bytes. With
 /// a floor the subflows fall back to it on their second timeout and the
 /// transfer completes intact, in 1,100-byte packets from then on; without
@@ -149,10 +166,9 @@ fn a_black_hole_on_every_path_is_found_and_left() {
 /// path, as fast, has room for it all); the clean one keeps its MSS.
 #[test]
 fn only_the_subflow_in_the_black_hole_falls_back() {
-    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
-    let (mut a, mut b) = established(config, 2);
+    let (mut a, mut b) = with_floor(2);
     let drop_large = |_: bool, p: &Packet| p.subflow == SubflowId(0) && payload(p) > 1200;
-    let got = transfer_steps(&mut a, &mut b, 2_000_000, 50_000, 100, 60_000, drop_large, |_, _| {}).expect("completes");
+    let got = at_4_mbps(&mut a, &mut b, 2_000_000, 60_000, drop_large, |_, _| {}).expect("completes");
     assert!(got.iter().enumerate().all(|(i, &v)| v == byte(i)));
     let (s0, s1) = (a.subflow_stats(0).unwrap(), a.subflow_stats(1).unwrap());
     assert_eq!((s0.mss, s1.mss), (FLOOR, MSS));
@@ -222,15 +238,12 @@ fn segments_are_cut_to_a_falling_mss_without_losing_a_byte() {
 /// size, 10 s later, is acknowledged and it takes the size back.
 #[test]
 fn after_an_outage_a_probe_takes_the_old_size_back() {
-    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
-    let (mut a, mut b) = established(config, 1);
+    let (mut a, mut b) = with_floor(1);
     let (step, mut sizes) = (std::cell::Cell::new(0), Vec::new());
-    let got = transfer_steps(
+    let got = at_4_mbps(
         &mut a,
         &mut b,
         8_000_000,
-        50_000,
-        100,
         60_000,
         |to_b, p| {
             if to_b && payload(p) > 0 {
@@ -258,16 +271,13 @@ fn after_an_outage_a_probe_takes_the_old_size_back() {
 /// keeps the floor and the transfer completes.
 #[test]
 fn probes_into_a_lasting_black_hole_back_off() {
-    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
-    let (mut a, mut b) = established(config, 1);
+    let (mut a, mut b) = with_floor(1);
     let (step, mut probes) = (std::cell::Cell::new(0), Vec::new());
     let fell_back = std::cell::Cell::new(None);
-    let got = transfer_steps(
+    let got = at_4_mbps(
         &mut a,
         &mut b,
         20_000_000,
-        50_000,
-        100,
         60_000,
         |to_b, p| {
             let large = to_b && payload(p) > 1200;
@@ -300,16 +310,13 @@ fn probes_into_a_lasting_black_hole_back_off() {
 /// follows the path's return.
 #[test]
 fn no_probe_while_the_path_is_out() {
-    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
-    let (mut a, mut b) = established(config, 1);
+    let (mut a, mut b) = with_floor(1);
     let (step, mut sizes) = (std::cell::Cell::new(0), Vec::new());
     let outage = 10..150;
-    transfer_steps(
+    at_4_mbps(
         &mut a,
         &mut b,
         12_000_000,
-        50_000,
-        100,
         80_000,
         |to_b, p| {
             if to_b && payload(p) > 0 {
@@ -329,16 +336,13 @@ fn no_probe_while_the_path_is_out() {
 /// for the old size; nothing larger goes out from then on.
 #[test]
 fn a_drivers_cap_ends_the_probing() {
-    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
-    let (mut a, mut b) = established(config, 1);
+    let (mut a, mut b) = with_floor(1);
     let capped = std::cell::Cell::new(false);
     let mut largest_after = 0;
-    transfer_steps(
+    at_4_mbps(
         &mut a,
         &mut b,
         8_000_000,
-        50_000,
-        100,
         60_000,
         |to_b, p| {
             if to_b && capped.get() {
