@@ -392,9 +392,16 @@ impl Net {
     fn take_from(&mut self, side: usize, conn: &mut Connection, now: Instant) {
         while let Some(p) = conn.poll_transmit(now) {
             if let braid_proto::Frame::Data(d) = &p.frame {
-                let mss = conn.config().mss;
-                let cap = self.caps[side].get(p.subflow.index()).copied().flatten().map_or(mss, |c| c.min(mss));
-                assert!(d.len <= cap, "side {side}: {} bytes on subflow {} capped at {cap}", d.len, p.subflow.0);
+                let (i, mss) = (p.subflow.index(), conn.config().mss);
+                let now_mss = conn.subflow_stats(i).map_or(mss, |s| s.mss);
+                let cap = self.caps[side].get_mut(i).expect("at most 8 subflows");
+                // Above the cap only as a new subflow in the slot (the
+                // server's, after a join that never completed): uncapped.
+                if cap.is_some_and(|c| now_mss > c) {
+                    *cap = None;
+                }
+                let cap = cap.map_or(mss, |c| c.min(mss));
+                assert!(d.len <= cap, "side {side}: {} bytes on subflow {i} capped at {cap}", d.len);
             }
             let mut b = Vec::new();
             wire::encode(&p, &mut b);
