@@ -13,7 +13,8 @@
 #   5. 10 concurrent clients to one server: all intact.
 #   6. As 2, with the client's interface for path 0 going down and up instead.
 #   7. Path 0 carrying only 1420-byte packets: known from the client's interface (its subflow
-#      sized from the start) and silently dropped on the way (black-hole detection): intact.
+#      sized from the start) and silently dropped on the way (black-hole detection); then the
+#      server's interface at 1420 (its subflows sized, the client's falling back): intact.
 # Every command runs under `timeout`; the namespaces are removed on exit, also on failure.
 # Skips, saying why, only where the machine cannot do it (not root, no namespaces).
 #
@@ -274,6 +275,7 @@ print("  MSS %s, RTOs %s at the sender; bytes per subflow at the receiver %s" % 
 # subflow takes the route's MTU (1322-byte payloads) from the start, no timeout. 2. A bridge
 # port on the way drops larger frames without a word: black-hole detection brings subflow 0 down
 # to 1162-byte payloads after two timeouts and it carries data again. Path 1 keeps 1400 in both.
+# Then both paths, at the server's end (3, below).
 case_7() {
   local rc=0
   ip -n "$client" link set emu0 mtu 1420
@@ -293,6 +295,16 @@ assert rf[0]["bytes"] > 1_000_000, rf
 ' || rc=$?
   ip -n "$prefix-link0" link set lr mtu 1500
   ip -n "$router" link set r0 mtu 1500
+  ip -n "$client" route flush cache
+  [ "$rc" = 0 ] || return "$rc"
+  # 3. The server's interface at 1420: its subflows take 1322 from their first packet (the
+  # receiver's summary), and the client's, whose own routes say 1500, both fall back.
+  ip -n "$server" link set emu mtu 1420
+  mtu_transfer c7c '
+assert [f["mss"] for f in rf] == [1322, 1322], rf
+assert [f["mss"] for f in sf] == [1162, 1162], sf
+' || rc=$?
+  ip -n "$server" link set emu mtu 1500
   ip -n "$client" route flush cache
   return "$rc"
 }

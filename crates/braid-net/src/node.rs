@@ -496,19 +496,17 @@ impl Node {
                     self.advertise(handle, s);
                 }
                 let source = self.source_for(s, to);
-                let known = self.conns.get(&handle).is_some_and(|c| c.paths.contains_key(&subflow));
-                if let (false, Some(conn), Some(sock)) =
-                    (known, self.endpoint.connection(handle), self.sockets.get(s).and_then(Option::as_ref))
+                let Some(c) = self.conns.get_mut(&handle) else { return };
+                c.last_heard = now;
+                // The subflow's address follows its last packet.
+                let socket = c.paths.get(&subflow).filter(|_| c.manager.is_some()).map_or(s, |p| p.socket);
+                let new_path = c.paths.insert(subflow, Path { socket, remote: from, source }).is_none();
+                if let (true, Some(conn), Some(sock)) =
+                    (new_path, self.endpoint.connection(handle), self.sockets.get(s).and_then(Option::as_ref))
                 {
                     // A subflow new to this side: sized for the route back.
                     let addr = SocketAddr::new(source.unwrap_or(sock.local_addr().ip()), 0);
                     fit_to_route(conn, subflow, &LocalAddr { addr, device: None }, from);
-                }
-                if let Some(c) = self.conns.get_mut(&handle) {
-                    c.last_heard = now;
-                    // The subflow's address follows its last packet.
-                    let socket = c.paths.get(&subflow).filter(|_| c.manager.is_some()).map_or(s, |p| p.socket);
-                    c.paths.insert(subflow, Path { socket, remote: from, source });
                 }
             }
             DatagramEvent::Dropped(_) => {}
