@@ -266,44 +266,6 @@ fn after_an_outage_a_probe_takes_the_old_size_back() {
     assert!((100..=140).contains(&first_full), "first full-sized packet after the outage in step {first_full}");
 }
 
-/// A lasting black hole: probes of the old size go out 10 s after the
-/// fall back, then 20 s after that, and so on, each lost; the subflow
-/// keeps the floor and the transfer completes.
-#[test]
-fn probes_into_a_lasting_black_hole_back_off() {
-    let (mut a, mut b) = with_floor(1);
-    let (step, mut probes) = (std::cell::Cell::new(0), Vec::new());
-    let fell_back = std::cell::Cell::new(None);
-    let got = at_4_mbps(
-        &mut a,
-        &mut b,
-        20_000_000,
-        60_000,
-        |to_b, p| {
-            let large = to_b && payload(p) > 1200;
-            if large && fell_back.get().is_some() {
-                probes.push(step.get());
-            }
-            large
-        },
-        |s, a| {
-            step.set(s);
-            if fell_back.get().is_none() && a.subflow_stats(0).unwrap().mss == FLOOR {
-                fell_back.set(Some(s));
-            }
-        },
-    )
-    .expect("completes");
-    assert!(got.iter().enumerate().all(|(i, &v)| v == byte(i)));
-    assert_eq!(a.subflow_stats(0).unwrap().mss, FLOOR);
-    let fell = fell_back.get().expect("fell back");
-    // One probe each time, 10 s then 20 s apart (steps of 0.1 s; the
-    // retransmissions of a lost probe's data go out in floor-sized pieces).
-    let gaps: Vec<i64> = probes.iter().map(|&s| s as i64 - fell as i64).collect();
-    assert_eq!(gaps.len(), 2, "probes at {gaps:?} steps after the fall back");
-    assert!((100..=105).contains(&gaps[0]) && (300..=310).contains(&gaps[1]), "probes at {gaps:?}");
-}
-
 /// No probe while the path is still out (Linux probes only in the open
 /// state): an outage of 14 s, longer than the first wait, sees only
 /// floor-sized packets after the fall back; the first full-sized one
@@ -360,4 +322,45 @@ fn a_drivers_cap_ends_the_probing() {
     .expect("completes");
     assert!(capped.get());
     assert_eq!((a.subflow_stats(0).unwrap().mss, largest_after), (1150, 1150));
+}
+
+/// A lasting black hole: probes of the old size, each lost, go out 10 s
+/// after the fall back, then after waits that double up to 10 minutes
+/// (Linux's `tcp_probe_interval`) and stay there: 33 minutes at 400
+/// kbit/s see probes 10, 20, 40, 80, 160, 320, 600 and 600 s apart; the
+/// subflow keeps the floor and the transfer completes intact.
+#[test]
+fn the_wait_between_probes_stops_doubling_at_ten_minutes() {
+    let (mut a, mut b) = with_floor(1);
+    let (step, mut probes) = (std::cell::Cell::new(0), Vec::new());
+    let fell_back = std::cell::Cell::new(None);
+    let got = transfer_steps(
+        &mut a,
+        &mut b,
+        100_000_000,
+        5_000,
+        100,
+        2_100_000,
+        |to_b, p| {
+            let large = to_b && payload(p) > 1200;
+            if large && fell_back.get().is_some() {
+                probes.push(step.get());
+            }
+            large
+        },
+        |s, a| {
+            step.set(s);
+            if fell_back.get().is_none() && a.subflow_stats(0).unwrap().mss == FLOOR {
+                fell_back.set(Some(s));
+            }
+        },
+    )
+    .expect("completes");
+    assert!(got.iter().enumerate().all(|(i, &v)| v == byte(i)));
+    assert_eq!(a.subflow_stats(0).unwrap().mss, FLOOR);
+    let mut at = vec![fell_back.get().expect("fell back")];
+    at.extend(&probes);
+    // In whole seconds (steps of 0.1 s, a probe going with the next data).
+    let gaps: Vec<u64> = at.windows(2).map(|w| (w[1] - w[0] + 5) / 10).collect();
+    assert_eq!(gaps, [10, 20, 40, 80, 160, 320, 600, 600], "probes {probes:?}");
 }
