@@ -235,3 +235,33 @@ pub fn totals_text(subflows: &[SubflowTotal]) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(mss: u32) -> Interval {
+        let sf = SubflowLine {
+            id: 0,
+            local: "a".into(),
+            remote: "b".into(),
+            mbps: 1.0,
+            rtt_ms: Some(10.0),
+            cwnd: 14_000,
+            mss,
+            retransmissions: 0,
+            state: "ok",
+        };
+        Interval { event: "interval", connection: 0, t: 1.0, mbps: 1.0, bytes: 125_000, subflows: vec![sf] }
+    }
+
+    /// The sender's text line names a subflow's MSS only when it is below
+    /// the usual 1400 bytes (the path carries less); the JSON has it always.
+    #[test]
+    fn a_smaller_mss_shows_in_the_senders_line() {
+        assert!(interval_text(&interval(1162), true).ends_with("retx 0 mss 1162"));
+        assert!(!interval_text(&interval(braid_net::MSS), true).contains("mss"));
+        assert!(!interval_text(&interval(1162), false).contains("mss"));
+        assert!(serde_json::to_string(&interval(1400)).unwrap().contains("\"mss\":1400"));
+    }
+}
