@@ -3,7 +3,7 @@
 //! half the receive buffer, the failure timer, and how lost small segments
 //! are merged into one retransmission.
 
-use braid_proto::{Config, Connection, Duration, Frame, Instant};
+use braid_proto::{Config, Connection, Duration, Frame, Instant, SubflowId};
 
 mod common;
 
@@ -125,6 +125,26 @@ fn nagle_holds_a_second_short_segment() {
     assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 0, 1448)]);
     a.write(&[1; 100]);
     assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 1448, 100)], "only a full segment is in flight");
+}
+
+/// A segment cut to a subflow's smaller MSS (a path MTU below the
+/// connection's, `pmtu.rs`) is a full segment there: the tail of a write
+/// behind two of them goes at once, as Linux compares with the current MSS,
+/// and so does a backlog that fills it. A tail short for every subflow
+/// still waits.
+#[test]
+fn a_segment_that_fills_a_smaller_mss_is_not_short_for_nagle() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    a.set_subflow_mss(SubflowId(0), 1000);
+    a.write(&[1; 2500]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 0, 1000), (0, 1000, 1000), (0, 2000, 500)]);
+    a.write(&[2; 100]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![], "held behind the unacknowledged 500 bytes");
+    // A backlog short of the connection's MSS but not of the subflow's: its
+    // first 1000 bytes go, the 200 left wait.
+    a.write(&[3; 1100]);
+    assert_eq!(data_sent(&mut a, Instant::ZERO), vec![(0, 2500, 1000)]);
 }
 
 /// Redundant scheduling: each subflow carries every segment once.

@@ -113,7 +113,7 @@ impl Connection {
         if ready < size || !self.window_space(i, size) {
             return None;
         }
-        self.take_new(size);
+        self.take_new(size, size);
         let packet = self.send_data(now, i, dsn, size);
         if let (Some(r), Frame::Data(d)) = (self.raising.iter_mut().find(|r| r.subflow == i), &packet.frame) {
             r.probe = Some(d.pn);

@@ -315,7 +315,7 @@ impl Connection {
                 self.reinject.insert(dsn + u64::from(taken), len - taken);
             }
         } else {
-            self.take_new(taken);
+            self.take_new(taken, self.subflows[i].mss);
         }
         taken
     }
@@ -325,16 +325,21 @@ impl Connection {
     /// application has written waits while an earlier short segment is
     /// unacknowledged, so an application writing a few bytes at a time does
     /// not send a packet per write. Off with `Config::nodelay` (TCP_NODELAY).
+    /// Short means short for every open subflow: a segment that fills a
+    /// subflow whose MSS fell (`pmtu.rs`) is a full one there, as Linux
+    /// compares with the current MSS.
     pub(super) fn nagle_holds(&self, len: u64) -> bool {
         !self.config.nodelay
             && len < u64::from(self.config.mss)
             && len == self.send.backlog()
             && self.short_sent_end > self.send.una()
+            && self.subflows.iter().all(|s| !s.is_open() || len < u64::from(s.mss))
     }
 
-    /// Takes `len` new bytes for sending, remembering where the last short
-    /// segment ends (Linux's `snd_sml`) for Nagle's algorithm.
-    pub(super) fn take_new(&mut self, len: u32) {
+    /// Takes `len` new bytes for sending on a subflow whose MSS is `mss`,
+    /// remembering where the last segment shorter than that ends (Linux's
+    /// `snd_sml`) for Nagle's algorithm.
+    pub(super) fn take_new(&mut self, len: u32, mss: u32) {
         // New data never goes beyond the peer's window. (A re-sent segment
         // may: a window first assumed, then stated smaller by the peer's
         // first ACK; the peer drops it until its window reaches it.)
@@ -345,7 +350,7 @@ impl Connection {
             self.peer_window_end()
         );
         self.send.take_new(u64::from(len));
-        if len < self.config.mss {
+        if len < mss {
             self.short_sent_end = self.send.nxt();
         }
     }
