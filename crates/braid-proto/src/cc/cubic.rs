@@ -45,8 +45,14 @@
 //! began (`bictcp_hystart_reset`, on `cong_avoid`, so only while the window
 //! is used); the minimum RTT and the detection start over at a timeout
 //! (`bictcp_reset`), and RTT samples within a second of a new epoch are
-//! ignored. Deviation: Linux's clock here is milliseconds and its delays
-//! eighths of one; Braid's are exact.
+//! ignored. A timeout also starts a round (`bictcp_hystart_reset` from
+//! `bictcp_state`), which ends only once everything outstanding at the
+//! timeout is acknowledged (Linux's `end_seq` is `snd_nxt` then), that is
+//! when the loss state ends. Deviations: Linux's clock here is
+//! milliseconds and its delays eighths of one; Braid's are exact. Linux
+//! takes no HyStart sample from a retransmitted segment, which is most of
+//! what the loss state acknowledges; Braid takes none in the loss state
+//! (none from new data sent then either).
 //!
 //! The target looks ahead by the minimum RTT seen (Linux's `delay_min`,
 //! the seed's dMin, also HyStart's, so forgotten at a timeout and not
@@ -292,7 +298,7 @@ impl Controller for Cubic {
         // `bictcp_acked`, on every acknowledgement with an RTT sample; then
         // `bictcp_cong_avoid`, only outside recovery on a used window.
         let fresh_epoch = p.epoch.is_some_and(|e| ack.now.saturating_since(e) < Duration::from_secs(1));
-        if let Some(rtt) = ack.rtt.filter(|_| !fresh_epoch) {
+        if let Some(rtt) = ack.rtt.filter(|_| !fresh_epoch && !ack.in_loss) {
             let checked = p.window.in_slow_start() && p.segments() >= HYSTART_LOW_WINDOW;
             let h = &mut p.hystart;
             h.delay_min = Some(h.delay_min.map_or(rtt, |m| m.min(rtt)));
@@ -303,7 +309,7 @@ impl Controller for Cubic {
         if ack.in_recovery || !ack.window_use.limits(p.window.bytes(), p.window.ssthresh_bytes()) {
             return;
         }
-        if p.window.in_slow_start() && ack.prior_delivered.is_none_or(|d| d >= p.hystart.round_end) {
+        if p.window.in_slow_start() && !ack.in_loss && ack.prior_delivered.is_none_or(|d| d >= p.hystart.round_end) {
             p.hystart.new_round(ack.now, ack.delivered);
         }
         let rest = p.window.slow_start(ack.bytes_acked);
@@ -319,15 +325,17 @@ impl Controller for Cubic {
         }
     }
     /// Entering `TCP_CA_Loss` resets CUBIC (`bictcp_state`) whether or not
-    /// ssthresh is cut.
-    fn on_rto(&mut self, _now: Instant, path: usize, _paths: &[PathView], in_recovery: bool) {
+    /// ssthresh is cut, and starts HyStart's round now; the round lasts
+    /// until the loss state ends (`on_ack`).
+    fn on_rto(&mut self, now: Instant, path: usize, _paths: &[PathView], in_recovery: bool) {
         if let Some(p) = self.paths.get_mut(path).filter(|p| p.window.active) {
             p.window.save_prior();
             if !in_recovery {
                 p.reduce();
             }
             (p.w_max, p.epoch, p.last_update) = (0.0, None, None);
-            p.hystart = HyStart { round_end: p.hystart.round_end, ..HyStart::default() };
+            p.hystart = HyStart::default();
+            p.hystart.new_round(now, 0);
             p.window.cwnd = p.window.mss;
         }
     }
@@ -718,5 +726,39 @@ mod tests {
         c.on_rto(Instant::ZERO, 0, &view, false);
         let h = c.paths[0].hystart;
         assert!(!h.found && h.delay_min.is_none(), "{h:?}");
+    }
+
+    /// A timeout starts HyStart's round at the timeout (`bictcp_state`),
+    /// and the round lasts through the loss state: no RTT sample counts
+    /// then (Linux takes none from re-sent segments) and no round starts,
+    /// so an RTT that rises from 40 to 60 ms while the window regrows from
+    /// one segment does not end slow start (counted as before, it would at
+    /// the 13th ACK: the 9th sample from 16 segments on). The first ACK
+    /// after the loss state starts the next round.
+    #[test]
+    fn a_timeout_starts_a_round_that_lasts_the_loss_state() {
+        let mut c = Cubic::default();
+        c.on_path_added(0, 1000, 100);
+        let view = [PathView { active: true, ..Default::default() }];
+        let timeout = Instant::ZERO + Duration::from_secs(1);
+        c.on_rto(timeout, 0, &view, false);
+        assert_eq!(c.paths[0].hystart.round_start, Some(timeout));
+        let ack = |i: u64, rtt: u64, in_loss: bool| AckSample {
+            rtt: Some(Duration::from_millis(rtt)),
+            in_loss,
+            delivered: 4000 * (i + 1),
+            prior_delivered: Some(0),
+            ..at(1_100 + 5 * i, 4000)
+        };
+        for i in 0..13 {
+            c.on_ack(0, &ack(i, if i == 0 { 40 } else { 60 }, true), &view);
+        }
+        let p = &c.paths[0];
+        assert!(p.window.in_slow_start(), "cwnd {} ssthresh {}", p.window.cwnd, p.window.ssthresh);
+        assert_eq!((p.hystart.round_start, p.hystart.delay_min), (Some(timeout), None));
+        c.on_ack(0, &ack(13, 60, false), &view);
+        let h = c.paths[0].hystart;
+        assert_eq!(h.round_start, Some(Instant::ZERO + Duration::from_millis(1_165)));
+        assert_eq!(h.delay_min, Some(Duration::from_millis(60)));
     }
 }
