@@ -94,11 +94,14 @@ enum Command {
         /// Measure one point of the series: the two-path default scenario.
         #[arg(long, conflicts_with_all = ["file", "flows"])]
         two_path: bool,
-        /// Acknowledge every Nth packet in the series (1 is htsim's setting).
-        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+        /// Acknowledge every Nth packet in the series' dumbbells (1 is htsim's setting; the
+        /// two-path point and a FILE keep their scenario's).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64),
+              conflicts_with_all = ["file", "two_path"])]
         ack_every: u32,
-        /// Simulated time measured per point, after a 1 s warm-up (default: enough for about 2 M packets).
-        #[arg(long, value_parser = parse_duration)]
+        /// Simulated time measured per dumbbell point, after a 1 s warm-up (default: enough for
+        /// about 2 M packets; the two-path point and a FILE run their scenario's whole duration).
+        #[arg(long, value_parser = parse_duration, conflicts_with_all = ["file", "two_path"])]
         duration: Option<Duration>,
         /// The series' access links' rate (a scenario rate, e.g. "1000Gbit"; default: the
         /// dumbbell's 10 Gbit/s, slower than the bottleneck from 1,000 flows on).

@@ -226,6 +226,12 @@ fn bench_point_reports_cost_per_packet() {
         let (_, err) = text(&out);
         assert!(!out.status.success() && err.contains("--access-rate") && err.contains("access_rate"), "{err}");
     }
+    // Options the two-path point and a scenario file would not use are refused, not ignored.
+    for args in [&["bench", "--two-path", "--ack-every", "1"][..], &["bench", "--two-path", "--duration", "1s"]] {
+        let out = braid(args);
+        let (_, err) = text(&out);
+        assert!(!out.status.success() && err.contains("cannot be used with"), "{args:?}: {err}");
+    }
 }
 
 #[test]

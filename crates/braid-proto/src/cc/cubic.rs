@@ -48,11 +48,12 @@
 //! ignored. A timeout also starts a round (`bictcp_hystart_reset` from
 //! `bictcp_state`), which ends only once everything outstanding at the
 //! timeout is acknowledged (Linux's `end_seq` is `snd_nxt` then), that is
-//! when the loss state ends. Deviations: Linux's clock here is
-//! milliseconds and its delays eighths of one; Braid's are exact. Linux
-//! takes no HyStart sample from a retransmitted segment, which is most of
-//! what the loss state acknowledges; Braid takes none in the loss state
-//! (none from new data sent then either).
+//! when the loss state ends: its ACK train, timed from the timeout, cannot
+//! begin once the first ACK comes more than 2 ms later. Samples still
+//! count in the loss state (with timestamps, as MPTCP v0.96's subflows
+//! run, Linux measures re-sent segments by their echo; Braid's re-sent
+//! packets carry numbers of their own). Deviation: Linux's clock here is
+//! milliseconds and its delays eighths of one; Braid's are exact.
 //!
 //! The target looks ahead by the minimum RTT seen (Linux's `delay_min`,
 //! the seed's dMin, also HyStart's, so forgotten at a timeout and not
@@ -298,7 +299,7 @@ impl Controller for Cubic {
         // `bictcp_acked`, on every acknowledgement with an RTT sample; then
         // `bictcp_cong_avoid`, only outside recovery on a used window.
         let fresh_epoch = p.epoch.is_some_and(|e| ack.now.saturating_since(e) < Duration::from_secs(1));
-        if let Some(rtt) = ack.rtt.filter(|_| !fresh_epoch && !ack.in_loss) {
+        if let Some(rtt) = ack.rtt.filter(|_| !fresh_epoch) {
             let checked = p.window.in_slow_start() && p.segments() >= HYSTART_LOW_WINDOW;
             let h = &mut p.hystart;
             h.delay_min = Some(h.delay_min.map_or(rtt, |m| m.min(rtt)));
@@ -729,12 +730,13 @@ mod tests {
     }
 
     /// A timeout starts HyStart's round at the timeout (`bictcp_state`),
-    /// and the round lasts through the loss state: no RTT sample counts
-    /// then (Linux takes none from re-sent segments) and no round starts,
-    /// so an RTT that rises from 40 to 60 ms while the window regrows from
-    /// one segment does not end slow start (counted as before, it would at
-    /// the 13th ACK: the 9th sample from 16 segments on). The first ACK
-    /// after the loss state starts the next round.
+    /// and the round lasts through the loss state. Its ACK train is timed
+    /// from the timeout, so ACKs 1 ms apart from 100 ms later never make
+    /// one, and slow start goes on towards ssthresh (70 segments). Had a
+    /// round started on an ACK in the loss state (the 31st, which covers
+    /// data sent after the first), the train would have ended slow start
+    /// 21 ms into it, at 52 segments. RTT samples count meanwhile; the
+    /// first ACK after the loss state starts the next round.
     #[test]
     fn a_timeout_starts_a_round_that_lasts_the_loss_state() {
         let mut c = Cubic::default();
@@ -743,22 +745,21 @@ mod tests {
         let timeout = Instant::ZERO + Duration::from_secs(1);
         c.on_rto(timeout, 0, &view, false);
         assert_eq!(c.paths[0].hystart.round_start, Some(timeout));
-        let ack = |i: u64, rtt: u64, in_loss: bool| AckSample {
-            rtt: Some(Duration::from_millis(rtt)),
+        let ack = |i: u64, in_loss: bool| AckSample {
+            rtt: Some(Duration::from_millis(40)),
             in_loss,
-            delivered: 4000 * (i + 1),
-            prior_delivered: Some(0),
-            ..at(1_100 + 5 * i, 4000)
+            delivered: 1000 * (i + 1),
+            prior_delivered: Some(if i == 30 { 1000 } else { 0 }),
+            ..at(1_100 + i, 1000)
         };
-        for i in 0..13 {
-            c.on_ack(0, &ack(i, if i == 0 { 40 } else { 60 }, true), &view);
+        for i in 0..60 {
+            c.on_ack(0, &ack(i, true), &view);
         }
         let p = &c.paths[0];
         assert!(p.window.in_slow_start(), "cwnd {} ssthresh {}", p.window.cwnd, p.window.ssthresh);
-        assert_eq!((p.hystart.round_start, p.hystart.delay_min), (Some(timeout), None));
-        c.on_ack(0, &ack(13, 60, false), &view);
-        let h = c.paths[0].hystart;
-        assert_eq!(h.round_start, Some(Instant::ZERO + Duration::from_millis(1_165)));
-        assert_eq!(h.delay_min, Some(Duration::from_millis(60)));
+        assert_eq!(p.hystart.round_start, Some(timeout));
+        assert_eq!(p.hystart.delay_min, Some(Duration::from_millis(40)));
+        c.on_ack(0, &ack(60, false), &view);
+        assert_eq!(c.paths[0].hystart.round_start, Some(Instant::ZERO + Duration::from_millis(1_160)));
     }
 }

@@ -325,15 +325,18 @@ impl Connection {
     /// application has written waits while an earlier short segment is
     /// unacknowledged, so an application writing a few bytes at a time does
     /// not send a packet per write. Off with `Config::nodelay` (TCP_NODELAY).
-    /// Short means short for every open subflow: a segment that fills a
-    /// subflow whose MSS fell (`pmtu.rs`) is a full one there, as Linux
-    /// compares with the current MSS.
+    /// A segment sent is short when shorter than its subflow's MSS
+    /// (`take_new`), as Linux compares with the current MSS. Deviation:
+    /// whether to hold is decided before the scheduler picks a subflow, so
+    /// against the connection's MSS (MPTCP v0.96's `mptcp_write_xmit` tests
+    /// with the chosen subflow's): while a short segment is unacknowledged,
+    /// a backlog between a smaller subflow MSS and the connection's waits
+    /// rather than sending a full piece on that subflow.
     pub(super) fn nagle_holds(&self, len: u64) -> bool {
         !self.config.nodelay
             && len < u64::from(self.config.mss)
             && len == self.send.backlog()
             && self.short_sent_end > self.send.una()
-            && self.subflows.iter().all(|s| !s.is_open() || len < u64::from(s.mss))
     }
 
     /// Takes `len` new bytes for sending on a subflow whose MSS is `mss`,
