@@ -6,7 +6,7 @@
 #
 # Why: the simulator's per-packet path is branchy code spread over many
 # functions; with the profile the compiler keeps the hot paths straight
-# and inlined and moves rare branches aside. Measured: 11% fewer
+# and inlined and moves rare branches aside. Measured: 10.5% fewer
 # instructions per delivered packet on the 5 s two-path run, about 28%
 # less CPU time (README, "Speed"). Outputs are unchanged: the script checks that the
 # optimised build's summary of the default scenario is byte-identical to
