@@ -48,6 +48,8 @@ struct Link {
     queue_s: f64,
     /// Long-run random loss rate.
     loss: f64,
+    /// The policer's bucket in bytes (infinite without one).
+    burst: f64,
     toml: String,
 }
 
@@ -110,10 +112,10 @@ fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)], ends: Opti
     }
     // A policer at 30-100% of the link's rate, with a burst from one
     // packet to 1 MB: the path then carries the policer's rate.
-    let mut carried_bps = rate_bps;
+    let (mut carried_bps, mut burst) = (rate_bps, f64::INFINITY);
     if rng.gen_bool(0.05) {
         carried_bps = (rate_bps * rng.gen_range(0.3..=1.0)).round();
-        let burst = log_uniform(rng, 1500.0, 1e6).round();
+        burst = log_uniform(rng, 1500.0, 1e6).round();
         t += &format!("policer = {{ rate = \"{carried_bps:.0}bit\", burst = \"{burst:.0}B\" }}\n");
     }
     if !outages.is_empty() {
@@ -121,7 +123,7 @@ fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)], ends: Opti
             outages.iter().map(|(a, b)| format!("{{ from = \"{a:.3}s\", to = \"{b:.3}s\" }}")).collect();
         t += &format!("down = [{}]\n", list.join(", "));
     }
-    Link { name: name.to_string(), rate_bps: carried_bps, rtt_s: rtt_ms / 1e3, queue_s, loss, toml: t }
+    Link { name: name.to_string(), rate_bps: carried_bps, rtt_s: rtt_ms / 1e3, queue_s, loss, burst, toml: t }
 }
 
 /// Outages for one link within the first `span` seconds: none, a burst of
@@ -187,21 +189,27 @@ fn gen_buffer(rng: &mut ChaCha8Rng, floor: f64) -> String {
 /// for minutes, a congestion collapse, not the path failure this test is
 /// about; such flows wait 10 minutes before giving up.
 /// What a flow's paths allow at worst: the slowest rate, the longest round
-/// trip with full queues, the highest loss rate.
+/// trip with full queues, the highest loss rate, the smallest policer
+/// bucket.
 struct Limits {
     slowest_bps: f64,
     max_rtt: f64,
     max_loss: f64,
+    smallest_burst: f64,
 }
 
 fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, limits: &Limits, competing: bool) -> String {
-    let Limits { slowest_bps, max_rtt, max_loss } = *limits;
+    let Limits { slowest_bps, max_rtt, max_loss, smallest_burst } = *limits;
     let mss = if rng.gen_bool(0.15) { rng.gen_range(64..=1448) } else { 1448 };
     // No larger than TCP's loss-limited rate (Mathis et al.: 1.22 MSS /
     // (RTT sqrt p)) moves in 200 s, well within the 1200-s run: a small MSS
     // over a long lossy path is slow, not broken.
     let mathis = 1.22 * f64::from(mss) / ((max_rtt + 0.01) * max_loss.max(1e-6).sqrt());
-    let size = size.min((mathis * 200.0) as u64).max(1);
+    // A policer's bucket caps what one round trip can carry whatever the
+    // window: one holding under two packets drops all but the first of
+    // every flight, a loss rate the links' random loss does not count.
+    let policed = smallest_burst / (max_rtt + 0.01);
+    let size = size.min((mathis.min(policed) * 200.0) as u64).max(1);
     let mut t = format!(
         "name = \"{name}\"\ncc = \"{}\"\nscheduler = \"{}\"\nverify_payload = true\nsize = \"{size}B\"\nmss = {mss}\n",
         CONTROLLERS.choose(rng).unwrap(),
@@ -290,7 +298,8 @@ fn generate(case: u64) -> String {
         let slowest = links.iter().map(|l| l.rate_bps).fold(f64::INFINITY, f64::min);
         let max_rtt = links.iter().map(|l| l.rtt_s + l.queue_s).fold(0.0, f64::max);
         let max_loss = links.iter().map(|l| l.loss).fold(0.0, f64::max);
-        let limits = Limits { slowest_bps: slowest, max_rtt, max_loss };
+        let smallest_burst = links.iter().map(|l| l.burst).fold(f64::INFINITY, f64::min);
+        let limits = Limits { slowest_bps: slowest, max_rtt, max_loss, smallest_burst };
         t += &format!("[[flow]]\n{}", gen_flow(&mut rng, "f", size, &limits, false));
         let mut paths: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
         paths.shuffle(&mut rng);
@@ -309,7 +318,7 @@ fn generate(case: u64) -> String {
             let size = if k == 0 { size } else { gen_size(&mut rng) };
             let extra_ms = if rng.gen_bool(0.5) { log_uniform(&mut rng, 0.1, 200.0) } else { 0.0 };
             let rtt = b.rtt_s + b.queue_s + extra_ms / 1e3;
-            let limits = Limits { slowest_bps: b.rate_bps, max_rtt: rtt, max_loss: b.loss };
+            let limits = Limits { slowest_bps: b.rate_bps, max_rtt: rtt, max_loss: b.loss, smallest_burst: b.burst };
             t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &format!("f{k}"), size, &limits, flows > 1));
             t += &format!("subflows = {}\nextra_rtt = \"{extra_ms:.3}ms\"\n", rng.gen_range(1..=4));
         }
@@ -362,7 +371,8 @@ fn gen_graph(rng: &mut ChaCha8Rng, span: f64, shared: &[(f64, f64)], size: u64) 
         .iter()
         .map(|(_, via)| 1.0 - via.iter().map(|&l| 1.0 - links[l].loss).product::<f64>())
         .fold(0.0, f64::max);
-    let limits = Limits { slowest_bps: slowest, max_rtt, max_loss };
+    let smallest_burst = used.iter().map(|&l| links[l].burst).fold(f64::INFINITY, f64::min);
+    let limits = Limits { slowest_bps: slowest, max_rtt, max_loss, smallest_burst };
     t += &format!("[[flow]]\n{}", gen_flow(rng, "f", size, &limits, false));
     let names: Vec<&str> = paths.iter().map(|(n, _)| n.as_str()).collect();
     t += &format!("paths = {names:?}\n");
