@@ -8,10 +8,9 @@ use braid_proto::{sched, Config};
 /// carries them.
 pub const MSS: u32 = 1400;
 
-/// Braid's header with 8-byte sequence numbers (36 bytes) and the largest
-/// control a data packet carries (JoinAck, 34): what a datagram holds
-/// beyond its payload.
-pub const DATAGRAM_OVERHEAD: u32 = 70;
+/// What a datagram holds beyond its payload, at most
+/// ([`braid_proto::wire::MAX_DATA_OVERHEAD`]).
+pub const DATAGRAM_OVERHEAD: u32 = braid_proto::wire::MAX_DATA_OVERHEAD;
 
 /// Payload bytes per datagram on a subflow whose path lost its full-sized
 /// packets (black-hole detection, `Config::mss_floor`): what fits IPv6's

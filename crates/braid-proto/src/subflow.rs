@@ -213,6 +213,22 @@ pub struct Subflow {
     /// and the packet number that ends its window.
     window_use: WindowUse,
     window_use_until: u64,
+    /// A path-MTU probe (`connection/pmtu.rs`) and what became of it.
+    pub(crate) mtu_probe: Option<MtuProbe>,
+}
+
+/// A path-MTU probe's fate, as this subflow's scoreboard saw it (the
+/// cumulative acknowledgement cannot tell: it also passes packets declared
+/// lost, once the sender has given them up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MtuProbe {
+    /// The probe, by packet number.
+    InFlight(u64),
+    Delivered,
+    /// Found lost by acknowledgements of later packets: too large for the
+    /// path, not congestion, so it opens no recovery episode (Linux's
+    /// `tcp_mtup_probe_failed` keeps the window).
+    Lost,
 }
 
 impl Subflow {
@@ -259,6 +275,7 @@ impl Subflow {
             last_delivery_rate: 0.0,
             window_use: WindowUse::default(),
             window_use_until: 0,
+            mtu_probe: None,
         }
     }
 
@@ -491,6 +508,11 @@ impl Subflow {
         self.last_data_sent.filter(|_| !outstanding).map(|t| now.saturating_since(t))
     }
 
+    /// The number the next packet sent here takes.
+    pub(crate) fn next_pn(&self) -> u64 {
+        self.next_pn
+    }
+
     pub fn on_sent(&mut self, now: Instant, dsn: u64, len: u32, rto: Duration) -> u64 {
         if len > 0 {
             self.last_data_sent = Some(now);
@@ -703,6 +725,9 @@ impl Subflow {
                 self.bytes_in_flight -= u64::from(p.len);
                 self.packets_in_flight -= u64::from(p.len > 0);
                 out.bytes_acked += u64::from(p.len);
+                if self.mtu_probe == Some(MtuProbe::InFlight(pn)) {
+                    self.mtu_probe = Some(MtuProbe::Delivered);
+                }
             }
             // Declared lost too early: the retransmission is already queued.
             State::Lost => {}
@@ -786,9 +811,9 @@ impl Subflow {
 
     /// Packet `pn`, in flight, is lost: its data waits to be re-sent here,
     /// and a loss of a packet sent since the current recovery episode began
-    /// opens a new one (not in the loss state after a timeout). The new
-    /// episode makes the cut an outstanding tail loss probe's repair would
-    /// have made (Linux's clears `tlp_high_seq`).
+    /// opens a new one (not in the loss state after a timeout, nor for a
+    /// path-MTU probe). The new episode makes the cut an outstanding tail
+    /// loss probe's repair would have made (Linux's clears `tlp_high_seq`).
     fn declare_lost(&mut self, pn: u64, out: &mut AckOutcome) {
         let p = &mut self.sent[(pn - self.base_pn) as usize];
         p.state = State::Lost;
@@ -799,7 +824,9 @@ impl Subflow {
             self.retransmit.push_back((p.dsn, p.len));
             out.packets_lost += 1;
         }
-        if self.loss_end.is_none() && self.recovery_end.is_none_or(|end| pn >= end) {
+        if self.mtu_probe == Some(MtuProbe::InFlight(pn)) {
+            self.mtu_probe = Some(MtuProbe::Lost);
+        } else if self.loss_end.is_none() && self.recovery_end.is_none_or(|end| pn >= end) {
             self.recovery_end = Some(self.next_pn);
             out.congestion_event = true;
             if let Some(p) = self.rack.as_deref_mut().and_then(|r| r.outstanding.as_mut()) {

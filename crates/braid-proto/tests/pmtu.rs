@@ -129,6 +129,12 @@ fn established(config: Config, paths: usize) -> (Connection, Connection) {
 
 const MSS: u32 = 1400;
 const FLOOR: u32 = 1100;
+/// Where a search settles on a path that carries 1,200-byte payloads:
+/// within 8 bytes below the largest MSS whose largest packet fits
+/// (`wire::MAX_DATA_OVERHEAD`, 70 bytes, beyond the payload; a probe's own
+/// header, without a control, is 14 to 36 bytes, and its payload makes up
+/// the rest).
+const SETTLED: std::ops::RangeInclusive<u32> = 1200 - 70 + 14 - 7..=1200 - 70 + 36;
 
 /// An open client and server with `paths` subflows, MSS 1,400 and a floor of 1,100.
 fn with_floor(paths: usize) -> (Connection, Connection) {
@@ -324,22 +330,89 @@ fn a_drivers_cap_ends_the_probing() {
     assert_eq!((a.subflow_stats(0).unwrap().mss, largest_after), (1150, 1150));
 }
 
-/// A lasting black hole: probes of the old size, each lost, go out 10 s
-/// after the fall back, then after waits that double up to 10 minutes
-/// (Linux's `tcp_probe_interval`) and stay there: 33 minutes at 400
-/// kbit/s see probes 10, 20, 40, 80, 160, 320, 600 and 600 s apart; the
+/// A lasting black hole, the path carrying 1,200-byte payloads: the
+/// probe of the old size 10 s after the fall back is lost while the
+/// floor-sized packets behind it arrive, so the probes that follow search
+/// between the floor and it, at once, until the largest size that got
+/// through is within 8 bytes of the smallest that did not; the subflow
+/// keeps that size. A new search from the old size starts 10 minutes
+/// later. The lost probes are not congestion: no window cut (ssthresh
+/// never falls) after the fall back, where they are the only losses.
+#[test]
+fn a_lasting_black_hole_is_searched_to_within_8_bytes() {
+    let (mut a, mut b) = with_floor(1);
+    let (step, mut large) = (std::cell::Cell::new(0), Vec::new());
+    let fell_back = std::cell::Cell::new(None);
+    let (ssthresh, mut cut) = (std::cell::Cell::new(u64::MAX), None);
+    let got = transfer_steps(
+        &mut a,
+        &mut b,
+        36_000_000,
+        5_000,
+        100,
+        800_000,
+        |to_b, p| {
+            if to_b && fell_back.get().is_some() && payload(p) > FLOOR {
+                large.push((step.get(), payload(p)));
+            }
+            to_b && payload(p) > 1200
+        },
+        |s, a| {
+            step.set(s);
+            let stats = a.subflow_stats(0).unwrap();
+            if fell_back.get().is_none() && stats.mss == FLOOR {
+                fell_back.set(Some(s));
+            } else if fell_back.get().is_some() {
+                if stats.ssthresh < ssthresh.get() && ssthresh.get() != u64::MAX {
+                    cut.get_or_insert((s, ssthresh.get(), stats.ssthresh));
+                }
+                ssthresh.set(stats.ssthresh);
+            }
+        },
+    )
+    .expect("completes");
+    assert!(got.iter().enumerate().all(|(i, &v)| v == byte(i)));
+    let mss = a.subflow_stats(0).unwrap().mss;
+    assert!(SETTLED.contains(&mss), "settled at {mss}");
+    assert_eq!(cut, None, "a window cut (step, ssthresh before, after)");
+    let fell_back = fell_back.get().expect("fell back");
+    // Each search starts with a probe of the old size (a payload above it:
+    // the probe is as large as that MSS's largest packet). The first, 10 s
+    // after the fall back, then probes that fail at ever smaller sizes,
+    // each sent once, within seconds.
+    let old: Vec<u64> = large.iter().filter(|&&(_, len)| len > MSS).map(|x| x.0).collect();
+    assert!(old.len() >= 2, "old-size probes in steps {old:?}");
+    assert!(
+        (100..=110).contains(&(old[0] - fell_back)),
+        "first probe {} steps after the fall back",
+        old[0] - fell_back
+    );
+    let failed: Vec<(u64, u32)> = large.iter().filter(|&&(s, len)| s < old[1] && len > 1200).copied().collect();
+    assert!(failed.len() <= 8 && failed.windows(2).all(|w| w[1].1 < w[0].1), "failed probes {failed:?}");
+    let last_failed = failed.last().expect("a failed probe").0;
+    assert!(last_failed - old[0] < 50, "the search took {} steps", last_failed - old[0]);
+    // The next search 10 minutes after the first ended.
+    let again = old[1] - last_failed;
+    assert!((5995..=6010).contains(&again), "the second search {again} steps after the first");
+}
+
+/// Probes lost to timeouts (each the only packet in flight, nothing behind
+/// it to show the loss sooner) say nothing of their size: the old size is
+/// tried again after waits that double from 10 s up to 10 minutes (Linux's
+/// `tcp_probe_interval`) and stay there: 1,400 bytes a second for 35
+/// minutes see probes 10, 20, 40, 80, 160, 320, 600 and 600 s apart; the
 /// subflow keeps the floor and the transfer completes intact.
 #[test]
-fn the_wait_between_probes_stops_doubling_at_ten_minutes() {
+fn probes_lost_to_timeouts_wait_twice_as_long_up_to_ten_minutes() {
     let (mut a, mut b) = with_floor(1);
     let (step, mut probes) = (std::cell::Cell::new(0), Vec::new());
     let fell_back = std::cell::Cell::new(None);
     let got = transfer_steps(
         &mut a,
         &mut b,
-        100_000_000,
-        5_000,
-        100,
+        2 * MSS as usize * 2_050,
+        2 * MSS as usize,
+        1_000,
         2_100_000,
         |to_b, p| {
             let large = to_b && payload(p) > 1200;
@@ -360,7 +433,49 @@ fn the_wait_between_probes_stops_doubling_at_ten_minutes() {
     assert_eq!(a.subflow_stats(0).unwrap().mss, FLOOR);
     let mut at = vec![fell_back.get().expect("fell back")];
     at.extend(&probes);
-    // In whole seconds (steps of 0.1 s, a probe going with the next data).
-    let gaps: Vec<u64> = at.windows(2).map(|w| (w[1] - w[0] + 5) / 10).collect();
-    assert_eq!(gaps, [10, 20, 40, 80, 160, 320, 600, 600], "probes {probes:?}");
+    // The wait runs from the timeout that found a probe lost, and a probe
+    // goes with the next second's write: up to a second more.
+    let gaps: Vec<u64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    let waits = [10, 20, 40, 80, 160, 320, 600, 600];
+    assert_eq!(gaps.len(), waits.len(), "probes {probes:?}");
+    assert!(gaps.iter().zip(waits).all(|(&g, w)| g == w || g == w + 1), "gaps {gaps:?}");
+}
+
+/// With RACK-TLP, a probe with too few packets behind it for three
+/// duplicate ACKs is found lost by time (its reordering window), and the
+/// packets after it carry the sender's new floor, which moves the
+/// receiver's cumulative point past it: the probe's fate comes from the
+/// sender's scoreboard, not from that point. 3,000 bytes a second (a probe
+/// and two smaller packets) over a path that carries 1,200-byte payloads:
+/// the search settles within 8 bytes of it, and no size above it goes out
+/// twice (none is taken for delivered).
+#[test]
+fn with_rack_a_probe_found_lost_by_time_narrows_the_search() {
+    let config = Config { mss: MSS, mss_floor: Some(FLOOR), rack_tlp: true, ..Config::default() };
+    let (mut a, mut b) = established(config, 1);
+    let fell_back = std::cell::Cell::new(false);
+    let mut too_large = Vec::new();
+    transfer_steps(
+        &mut a,
+        &mut b,
+        3_000 * 120,
+        3_000,
+        1_000,
+        130_000,
+        |to_b, p| {
+            let large = to_b && payload(p) > 1200;
+            if large && fell_back.get() {
+                too_large.push(payload(p));
+            }
+            large
+        },
+        |_, a| fell_back.set(fell_back.get() || a.subflow_stats(0).unwrap().mss == FLOOR),
+    )
+    .expect("completes");
+    let mss = a.subflow_stats(0).unwrap().mss;
+    assert!(SETTLED.contains(&mss), "settled at {mss}");
+    // Each size too large goes once, as a probe.
+    let mut once = too_large.clone();
+    once.dedup();
+    assert_eq!(once, too_large, "sizes above the path's sent again");
 }

@@ -25,51 +25,109 @@
 //! stays the configured one.
 //!
 //! Two timeouts in a row are also what an outage looks like, so a subflow
-//! brought down to the floor probes for its old size: now and then one
-//! segment of new data goes out at that size (Linux's `tcp_mtu_probe`
-//! likewise sends real data). Acknowledged, the subflow takes the size
-//! back; lost, it waits twice as long before the next probe: 10 s after
-//! the fall back, then 20, 40, ... up to 10 minutes (Linux's
-//! `tcp_probe_interval`, RFC 8899's `PMTU_RAISE_TIMER`). A probe goes when
-//! the scheduler gives the subflow new data (which it does not while the
-//! subflow is failed or in the loss state after a timeout), a full probe's
-//! worth is ready and its window has room.
+//! brought down to the floor probes for its old size: 10 s after the fall
+//! back one segment of new data goes out at that size (Linux's
+//! `tcp_mtu_probe` likewise sends real data). Acknowledged, the subflow
+//! takes the size back. Lost while later, smaller packets arrive (found
+//! lost by acknowledgements, not by a timeout), the size is too large for
+//! the path, and the next probes search between the largest size that got
+//! through and the smallest that did not, at once, each at the middle of
+//! the two (Linux's binary search), until they are less than 8 bytes apart
+//! (Linux's `tcp_probe_threshold`); 10 minutes later (Linux's
+//! `tcp_probe_interval`) a new search starts from the old size. A probe
+//! for an MSS is as large as that MSS's largest packet can be (the payload
+//! makes up for a header shorter than `wire::MAX_DATA_OVERHEAD`): sequence
+//! numbers grow and controls come and go, and the MSS found must fit every
+//! packet, not only the probe (Linux sizes each segment by the current
+//! options instead; Braid's payload sizes do not depend on the header). A probe
+//! lost to a timeout says nothing about its size (the path may be out):
+//! the next probe of that size waits twice as long, 20 s, then 40, ... up
+//! to 10 minutes (RFC 8899's `PMTU_RAISE_TIMER`). A probe goes when the
+//! scheduler gives the subflow new data (which it does not while the
+//! subflow is failed or in the loss state after a timeout), outside fast
+//! recovery (Linux probes only in the open state), when a full probe's
+//! worth is ready and its window has room. A lost probe is not congestion:
+//! it opens no recovery episode and the window stays
+//! (`tcp_mtup_probe_failed`); its data goes again in pieces of the current
+//! size.
 //!
 //! Deviations from Linux: it detects a black hole after the timeouts of
 //! `tcp_retries1` (3) have taken as long as three backoffs would, and
 //! halves the MSS (not below `tcp_base_mss`, 1024) rather than falling to a
-//! floor at once; Braid reacts on the second timeout. Linux then searches
-//! between the two sizes (`tcp_mtu_probe`'s binary search), probes only in
-//! the open state (not in fast recovery either) and does not treat a lost
-//! probe as congestion (`tcp_mtup_probe_failed`, the window kept); Braid
-//! tries only the old size, and a lost probe is a loss like any other,
-//! which halves the window once per probe. Splitting a range
+//! floor at once; Braid reacts on the second timeout, then tries the old
+//! size before searching (an outage, which also ends in two timeouts, is
+//! undone by one probe). Linux's probe also needs the window to hold 11
+//! packets and enough data queued behind it for three duplicate ACKs;
+//! Braid's needs only the probe's room. After a lost probe Linux enters the
+//! loss state without cutting the window (`tcp_simple_retransmit`); Braid
+//! stays where it is and re-sends the probe's data. Splitting a range
 //! queued for retransmission makes it no longer match the timeout's record
 //! of what it declared lost, so if that timeout is later undone the pieces
 //! are still re-sent (harmless duplicates).
 //!
 //! [`Config::mss_floor`]: crate::Config::mss_floor
 
+use super::handshake::JoinState;
 use super::Connection;
-use crate::packet::{AckFrame, Frame, Packet, SubflowId};
+use crate::packet::{Frame, Packet, SubflowId};
+use crate::subflow::MtuProbe;
 use crate::time::{Duration, Instant};
+use crate::wire;
 
 /// The first probe for a subflow's old size, after the fall back.
 const FIRST_PROBE: Duration = Duration::from_secs(10);
-/// The longest wait between probes (Linux's `tcp_probe_interval`).
+/// The longest wait between probes, and between searches (Linux's
+/// `tcp_probe_interval`).
 const LONGEST_WAIT: Duration = Duration::from_secs(600);
+/// A search ends when the sizes that got through and did not are closer
+/// than this (Linux's `tcp_probe_threshold`, in bytes).
+const CLOSE_ENOUGH: u32 = 8;
 
-/// A subflow brought down to the floor, probing for its old size.
+/// A subflow brought below its old size, searching for the largest size
+/// its path carries.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Raise {
     subflow: usize,
-    /// The size it had.
+    /// The size it had, where every search starts.
     size: u32,
-    /// The wait after the next lost probe is twice this one.
+    /// The smallest size not known to be too large: the search's top
+    /// (its bottom is the subflow's MSS, a size that got through).
+    high: u32,
+    /// The wait after the next probe lost to a timeout is twice this one.
     wait: Duration,
     next: Instant,
-    /// The packet number of the probe in flight.
-    probe: Option<u64>,
+    /// The size of the probe in flight (its packet number is the
+    /// subflow's `mtu_probe`).
+    probe: Option<u32>,
+}
+
+impl Raise {
+    /// The next probe's size: the old size first, then the middle of the
+    /// range left.
+    fn probe_size(&self, mss: u32) -> u32 {
+        if self.high == self.size {
+            self.size
+        } else {
+            mss + (self.high - mss).div_ceil(2)
+        }
+    }
+
+    /// A probe got through (`mss` is now its size) or showed `high` too
+    /// large: the search goes on at once, or ends and starts again from
+    /// the old size after the longest wait. Whether it is over for good
+    /// (the subflow has its old size back).
+    fn narrowed(&mut self, now: Instant, mss: u32) -> bool {
+        if mss >= self.size {
+            return true;
+        }
+        self.next = now;
+        if self.high < mss + CLOSE_ENOUGH {
+            self.high = self.size;
+            self.wait = LONGEST_WAIT;
+            self.next = now + LONGEST_WAIT;
+        }
+        false
+    }
 }
 
 impl Connection {
@@ -82,6 +140,7 @@ impl Connection {
         let limit = self.config.mss;
         if let Some(s) = self.subflows.get_mut(id.index()) {
             s.mss = mss.clamp(1, limit);
+            s.mtu_probe = None;
             self.raising.retain(|r| r.subflow != id.index());
         }
     }
@@ -92,51 +151,78 @@ impl Connection {
     pub(super) fn check_black_hole(&mut self, now: Instant, i: usize) {
         let Some(floor) = self.config.mss_floor else { return };
         if !self.raising.is_empty() {
-            self.raise_probe_outcome(now, i, None);
+            self.raise_probe_outcome(now, i, true);
         }
         let s = &mut self.subflows[i];
         if s.timeouts_in_a_row() >= 2 && s.mss > floor {
             let size = std::mem::replace(&mut s.mss, floor.max(1));
+            s.mtu_probe = None;
             self.raising.retain(|r| r.subflow != i);
             let next = now + FIRST_PROBE;
-            self.raising.push(Raise { subflow: i, size, wait: FIRST_PROBE, next, probe: None });
+            self.raising.push(Raise { subflow: i, size, high: size, wait: FIRST_PROBE, next, probe: None });
         }
     }
 
-    /// A probe of its old size on subflow `i`, if one is due, when the
-    /// scheduler gives it the new data at `dsn`, of which `ready` bytes
-    /// could go in one packet.
+    /// A probe on subflow `i`, if one is due, when the scheduler gives it
+    /// the new data at `dsn`. A probe for an MSS of `size` is as large as a
+    /// packet of that MSS can be (its payload makes up for a header smaller
+    /// than the largest, `wire::MAX_DATA_OVERHEAD`), so that its arrival
+    /// shows every packet of that MSS fits; its payload can be larger than
+    /// the configured MSS.
     #[cold]
-    pub(super) fn send_raise_probe(&mut self, now: Instant, i: usize, dsn: u64, ready: u32) -> Option<Packet> {
+    pub(super) fn send_raise_probe(&mut self, now: Instant, i: usize, dsn: u64) -> Option<Packet> {
         let r = self.raising.iter().find(|r| r.subflow == i && r.probe.is_none() && r.next <= now)?;
-        let size = r.size;
-        if ready < size || !self.window_space(i, size) {
+        let s = &self.subflows[i];
+        let size = r.probe_size(s.mss);
+        let header = wire::data_header_len(s.next_pn(), s.pn_floor(), dsn);
+        let len = size + wire::MAX_DATA_OVERHEAD.saturating_sub(header);
+        let ready = self.send.backlog().min(self.peer_window_end().saturating_sub(self.send.nxt()));
+        // Not with a control riding along (a confirmation, the DATA_FIN,
+        // address signals), which would make it larger than it tests.
+        let control = matches!(s.join, JoinState::Confirm { .. }) || self.fin.local.is_some() || self.signals_queued();
+        if ready < u64::from(len) || control || s.in_recovery() || !self.window_space(i, len) {
             return None;
         }
-        self.take_new(size, size);
-        let packet = self.send_data(now, i, dsn, size);
+        self.take_new(len, len);
+        let packet = self.send_data(now, i, dsn, len);
         if let (Some(r), Frame::Data(d)) = (self.raising.iter_mut().find(|r| r.subflow == i), &packet.frame) {
-            r.probe = Some(d.pn);
+            r.probe = Some(size);
+            self.subflows[i].mtu_probe = Some(MtuProbe::InFlight(d.pn));
         }
         Some(packet)
     }
 
-    /// After an acknowledgement (`ack`) or a timeout (`None`) on subflow
-    /// `i`: whether its probe arrived (the subflow takes its old size back),
-    /// was lost (the next waits twice as long), or is still out.
+    /// After an acknowledgement or a timeout (`timeout`) on subflow `i`:
+    /// whether its probe arrived (the subflow takes its size), was found
+    /// lost (too large: the search goes below it), was lost to a timeout or
+    /// left the flight without a word (the next probe of its size waits
+    /// twice as long), or is still out.
     #[cold]
-    pub(super) fn raise_probe_outcome(&mut self, now: Instant, i: usize, ack: Option<&AckFrame>) {
+    pub(super) fn raise_probe_outcome(&mut self, now: Instant, i: usize, timeout: bool) {
         let Some(k) = self.raising.iter().position(|r| r.subflow == i) else { return };
-        let r = &mut self.raising[k];
-        let Some(pn) = r.probe else { return };
-        let acked = ack.is_some_and(|a| a.cumulative > pn || a.sack_blocks().iter().any(|&(s, e)| s <= pn && pn < e));
-        if acked {
-            self.subflows[i].mss = r.size;
+        let (r, s) = (&mut self.raising[k], &mut self.subflows[i]);
+        let (Some(size), Some(fate)) = (r.probe, s.mtu_probe) else { return };
+        if matches!(fate, MtuProbe::InFlight(pn) if !timeout && s.in_flight(pn)) {
+            return;
+        }
+        (r.probe, s.mtu_probe) = (None, None);
+        let done = match fate {
+            MtuProbe::Delivered => {
+                s.mss = size;
+                r.narrowed(now, size)
+            }
+            MtuProbe::Lost => {
+                r.high = size - 1;
+                r.narrowed(now, s.mss)
+            }
+            MtuProbe::InFlight(_) => {
+                r.wait = r.wait.saturating_mul(2).min(LONGEST_WAIT);
+                r.next = now + r.wait;
+                false
+            }
+        };
+        if done {
             self.raising.swap_remove(k);
-        } else if ack.is_none() || !self.subflows[i].in_flight(pn) {
-            r.probe = None;
-            r.wait = r.wait.saturating_mul(2).min(LONGEST_WAIT);
-            r.next = now + r.wait;
         }
     }
 }

@@ -106,7 +106,7 @@ impl Connection {
         let prior_in_flight = sf.bytes_in_flight();
         let out = sf.on_ack(now, a, dupthresh, |s| subflow_rto(cfg, s));
         if !self.raising.is_empty() {
-            self.raise_probe_outcome(now, i, Some(a));
+            self.raise_probe_outcome(now, i, false);
         }
         let sf = &mut self.subflows[i];
         let (in_recovery, in_loss) = (sf.in_recovery(), sf.in_loss());

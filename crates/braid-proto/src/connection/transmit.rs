@@ -291,7 +291,7 @@ impl Connection {
             return None;
         }
         if !reinjection && !self.raising.is_empty() {
-            if let Some(probe) = self.send_raise_probe(now, i, dsn, len) {
+            if let Some(probe) = self.send_raise_probe(now, i, dsn) {
                 return Some(probe);
             }
         }

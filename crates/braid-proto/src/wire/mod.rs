@@ -48,6 +48,19 @@ pub const VERSION: u8 = 1;
 /// Bytes of the fixed header.
 pub const HEADER_LEN: usize = 10;
 
+/// The most a data packet's datagram holds beyond its payload: the header
+/// with 8-byte sequence numbers (36 bytes) and the largest control (an
+/// IPv6 `AddAddr`, 29), 65, with room to spare (the braid-net driver has
+/// used 70 from the start). `JoinAck` (37) rides only on a subflow's first
+/// packets, whose numbers are short (61 in all). A path that carries
+/// `mss + MAX_DATA_OVERHEAD` bytes carries every data packet of `mss`.
+pub const MAX_DATA_OVERHEAD: u32 = 70;
+
+/// Bytes of a data packet's header without a control, for its numbers.
+pub fn data_header_len(pn: u64, pn_floor: u64, dsn: u64) -> u32 {
+    (HEADER_LEN + varint::len(pn) + varint::len(pn_floor) + varint::len(dsn) + 2) as u32
+}
+
 /// A packet carrying `Hello` is padded with zeros to this size, as QUIC
 /// pads its Initial: the server's stateless answer is then never larger
 /// than what it answers, and the path is shown to carry datagrams this big.

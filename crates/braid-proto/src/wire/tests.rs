@@ -166,3 +166,40 @@ fn malformed_headers_get_typed_errors() {
     let trailing = [0x21, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9];
     assert_eq!(decode(&trailing), Err(DecodeError::TrailingBytes));
 }
+
+proptest! {
+    /// A data packet's header without a control is `data_header_len`.
+    #[test]
+    fn data_header_len_is_what_encoding_adds(pn in seq(), pn_floor in seq(), dsn in seq(), len in 0u32..1500) {
+        let frame = Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload: vec![7u8; len as usize] });
+        let packet = Packet { cid: 1, subflow: SubflowId(0), frame, control: None };
+        prop_assert_eq!(encoded_len(&packet) as u32, len + data_header_len(pn, pn_floor, dsn));
+    }
+}
+
+/// Every control a data packet carries, at its largest, with the largest
+/// numbers, stays within `MAX_DATA_OVERHEAD`; `JoinAck` only with the short
+/// numbers of a subflow's first packets.
+#[test]
+fn data_overhead_covers_every_control() {
+    let v6 = SocketAddr::from(([0xfe80, 0, 0, 0, 0, 0, 0, 1], 9));
+    let big = MAX_SEQUENCE - 1;
+    let controls = [
+        (Control::HelloReply { key: 1, stamp: 2 }, big),
+        (Control::Establish { client_key: 1, server_key: 2, echo: 3 }, big),
+        (Control::Join { token: 1, nonce: 2, backup: true }, big),
+        (Control::JoinReply { mac: [1; 8], nonce: 2, stamp: 3 }, big),
+        (Control::JoinAck { mac: [1; 32], echo: 2 }, (1 << 14) - 1),
+        (Control::AddAddr { id: 1, addr: v6, mac: [2; 8] }, big),
+        (Control::AddAddrEcho { id: 1 }, big),
+        (Control::RemoveAddr { id: 1 }, big),
+        (Control::DataFin { dsn: big }, big),
+        (Control::Reset { code: 1 }, big),
+        (Control::SubflowReset, big),
+    ];
+    for (c, pn) in controls {
+        let frame = Frame::Data(DataFrame { pn, pn_floor: pn, dsn: big, len: 100, payload: vec![7; 100] });
+        let packet = Packet { cid: 1, subflow: SubflowId(0), frame, control: Some(Box::new(c.clone())) };
+        assert!(encoded_len(&packet) as u32 <= 100 + MAX_DATA_OVERHEAD, "{c:?}: {} bytes", encoded_len(&packet));
+    }
+}
