@@ -858,7 +858,12 @@ impl Subflow {
         let Some(p) = self.rack.as_deref().and_then(|r| r.outstanding) else { return };
         let (probe, original) = (self.state_of(p.pn), self.state_of(p.original));
         let acked = |state: Option<State>| state == Some(State::Acked);
-        if acked(probe) || acked(original) {
+        if !acked(original) && acked(probe) && self.mtu_probe == Some(MtuProbe::InFlight(p.original)) {
+            // The copy, cut to the MSS, arrived and the path-MTU probe it
+            // copies did not: too large, not congestion; all of the
+            // probe's data goes again.
+            self.declare_lost(p.original, out);
+        } else if acked(probe) || acked(original) {
             self.resolve_copy(if acked(original) { p.pn } else { p.original }, p.data);
             if !acked(original) && p.cuts && self.recovery_end.is_none() && !self.in_loss() {
                 out.congestion_event = true;

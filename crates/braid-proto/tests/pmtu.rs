@@ -344,16 +344,20 @@ fn a_lasting_black_hole_is_searched_to_within_8_bytes() {
     let (step, mut large) = (std::cell::Cell::new(0), Vec::new());
     let fell_back = std::cell::Cell::new(None);
     let (ssthresh, mut cut) = (std::cell::Cell::new(u64::MAX), None);
+    let mut old_probes = Vec::new();
     let got = transfer_steps(
         &mut a,
         &mut b,
-        36_000_000,
-        5_000,
+        58_400_000,
+        8_000,
         100,
         800_000,
         |to_b, p| {
             if to_b && fell_back.get().is_some() && payload(p) > FLOOR {
                 large.push((step.get(), payload(p)));
+            }
+            if to_b && payload(p) > MSS {
+                old_probes.push(braid_proto::wire::encoded_len(p) as u32);
             }
             to_b && payload(p) > 1200
         },
@@ -381,6 +385,8 @@ fn a_lasting_black_hole_is_searched_to_within_8_bytes() {
     // after the fall back, then probes that fail at ever smaller sizes,
     // each sent once, within seconds.
     let old: Vec<u64> = large.iter().filter(|&&(_, len)| len > MSS).map(|x| x.0).collect();
+    // Exactly as large as the largest packet of that MSS can be.
+    assert!(old_probes.iter().all(|&d| d == MSS + braid_proto::wire::MAX_DATA_OVERHEAD), "{old_probes:?}");
     assert!(old.len() >= 2, "old-size probes in steps {old:?}");
     assert!(
         (100..=110).contains(&(old[0] - fell_back)),
@@ -396,12 +402,14 @@ fn a_lasting_black_hole_is_searched_to_within_8_bytes() {
     assert!((5995..=6010).contains(&again), "the second search {again} steps after the first");
 }
 
-/// Probes lost to timeouts (each the only packet in flight, nothing behind
-/// it to show the loss sooner) say nothing of their size: the old size is
-/// tried again after waits that double from 10 s up to 10 minutes (Linux's
-/// `tcp_probe_interval`) and stay there: 1,400 bytes a second for 35
-/// minutes see probes 10, 20, 40, 80, 160, 320, 600 and 600 s apart; the
-/// subflow keeps the floor and the transfer completes intact.
+/// Probes lost to timeouts say nothing of their size (the path may be
+/// out): here the path drops, besides packets above 1,200 bytes, all of
+/// the data sent in the second a probe goes out, so nothing behind a probe
+/// arrives to show it lost. The old size is tried again after waits that
+/// double from 10 s up to 10 minutes (Linux's `tcp_probe_interval`) and
+/// stay there: 8,000 bytes a second for 35 minutes see probes 10, 20, 40,
+/// 80, 160, 320, 600 and 600 s apart; the subflow keeps the floor and the
+/// transfer completes intact.
 #[test]
 fn probes_lost_to_timeouts_wait_twice_as_long_up_to_ten_minutes() {
     let (mut a, mut b) = with_floor(1);
@@ -410,8 +418,8 @@ fn probes_lost_to_timeouts_wait_twice_as_long_up_to_ten_minutes() {
     let got = transfer_steps(
         &mut a,
         &mut b,
-        2 * MSS as usize * 2_050,
-        2 * MSS as usize,
+        8_000 * 2_050,
+        8_000,
         1_000,
         2_100_000,
         |to_b, p| {
@@ -419,7 +427,7 @@ fn probes_lost_to_timeouts_wait_twice_as_long_up_to_ten_minutes() {
             if large && fell_back.get().is_some() {
                 probes.push(step.get());
             }
-            large
+            large || (to_b && payload(p) > 0 && probes.last() == Some(&step.get()))
         },
         |s, a| {
             step.set(s);
@@ -441,41 +449,111 @@ fn probes_lost_to_timeouts_wait_twice_as_long_up_to_ten_minutes() {
     assert!(gaps.iter().zip(waits).all(|(&g, w)| g == w || g == w + 1), "gaps {gaps:?}");
 }
 
-/// With RACK-TLP, a probe with too few packets behind it for three
-/// duplicate ACKs is found lost by time (its reordering window), and the
-/// packets after it carry the sender's new floor, which moves the
-/// receiver's cumulative point past it: the probe's fate comes from the
-/// sender's scoreboard, not from that point. 3,000 bytes a second (a probe
-/// and two smaller packets) over a path that carries 1,200-byte payloads:
-/// the search settles within 8 bytes of it, and no size above it goes out
-/// twice (none is taken for delivered).
-#[test]
-fn with_rack_a_probe_found_lost_by_time_narrows_the_search() {
-    let config = Config { mss: MSS, mss_floor: Some(FLOOR), rack_tlp: true, ..Config::default() };
+/// Searches on a path that carries 1,200-byte payloads and goes out
+/// entirely in the steps (of 1 s) `out` gives, 8,000 bytes a second for
+/// `seconds`, `setup` run on the open client first: every payload larger
+/// than the floor sent after the first fall back, the step each went in,
+/// and the MSS at the end.
+fn search(
+    config: Config,
+    seconds: u64,
+    out: impl Fn(u64) -> bool,
+    setup: impl FnOnce(&mut Connection),
+) -> (Vec<(u64, u32)>, u32) {
     let (mut a, mut b) = established(config, 1);
+    setup(&mut a);
+    let (step, fell_back, mut large) = (std::cell::Cell::new(0), std::cell::Cell::new(false), Vec::new());
+    let got = transfer_steps(
+        &mut a,
+        &mut b,
+        8_000 * seconds as usize,
+        8_000,
+        1_000,
+        (seconds + 60) * 1_000,
+        |to_b, p| {
+            if to_b && fell_back.get() && payload(p) > FLOOR {
+                large.push((step.get(), payload(p)));
+            }
+            (to_b && payload(p) > 1200) || out(step.get())
+        },
+        |s, a| {
+            step.set(s);
+            fell_back.set(fell_back.get() || a.subflow_stats(0).unwrap().mss == FLOOR);
+        },
+    )
+    .expect("completes");
+    assert!(got.iter().enumerate().all(|(i, &v)| v == byte(i)), "bytes differ");
+    (large, a.subflow_stats(0).unwrap().mss)
+}
+
+/// Each size above what the path carries goes out once, as a probe.
+fn each_too_large_once(large: &[(u64, u32)]) {
+    let mut too_large: Vec<u32> = large.iter().map(|x| x.1).filter(|&len| len > 1200).collect();
+    let n = too_large.len();
+    too_large.sort_unstable();
+    too_large.dedup();
+    assert_eq!(too_large.len(), n, "sizes above the path's sent again: {large:?}");
+}
+
+/// With RACK-TLP (losses found by time rather than by counting duplicate
+/// ACKs) the search goes as it does without: it settles within 8 bytes of
+/// what the path carries, each size above it sent once.
+#[test]
+fn with_rack_the_search_settles_too() {
+    let config = Config { mss: MSS, mss_floor: Some(FLOOR), rack_tlp: true, ..Config::default() };
+    let (large, mss) = search(config, 120, |_| false, |_| {});
+    assert!(SETTLED.contains(&mss), "settled at {mss}");
+    each_too_large_once(&large);
+}
+
+/// An address advertised and echoed long ago does not keep probes back
+/// (they wait only while a control would ride along).
+#[test]
+fn an_advertised_address_does_not_stop_the_search() {
+    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
+    let (large, mss) = search(config, 120, |_| false, |a| a.advertise_address(1, "192.0.2.7:4433".parse().unwrap()));
+    assert!(SETTLED.contains(&mss), "settled at {mss} ({} large packets)", large.len());
+}
+
+/// A subflow that found its size by a search and then goes through an
+/// outage falls back again; its next probe is of the size it had before
+/// the first fall back, not of the size the search found.
+#[test]
+fn after_a_search_an_outage_leaves_the_old_size_to_probe() {
+    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
+    let outage = 60..70;
+    let (large, mss) = search(config, 120, |s| outage.contains(&s), |_| {});
+    assert!(SETTLED.contains(&mss), "settled at {mss}");
+    let old = |range: std::ops::Range<u64>| large.iter().any(|&(s, len)| range.contains(&s) && len > MSS);
+    let probes: Vec<_> = large.iter().filter(|x| x.1 > 1200).collect();
+    assert!(old(0..outage.start), "no probe of the old size before the outage: {probes:?}");
+    assert!(old(outage.end..120), "no probe of the old size after the outage: {probes:?}");
+}
+
+/// A probe goes only with enough data behind it for its loss to show by
+/// duplicate ACKs (Linux's `size_needed`): 2,800 bytes a second (a probe
+/// and one packet) never probes, so no probe is lost to a timeout, which
+/// would collapse the window; the subflow stays at the floor, with the two
+/// timeouts of its fall back only.
+#[test]
+fn no_probe_without_data_to_show_its_loss() {
+    let (mut a, mut b) = with_floor(1);
+    let mut large = 0;
     let fell_back = std::cell::Cell::new(false);
-    let mut too_large = Vec::new();
     transfer_steps(
         &mut a,
         &mut b,
-        3_000 * 120,
-        3_000,
+        2_800 * 120,
+        2_800,
         1_000,
-        130_000,
+        180_000,
         |to_b, p| {
-            let large = to_b && payload(p) > 1200;
-            if large && fell_back.get() {
-                too_large.push(payload(p));
-            }
-            large
+            large += usize::from(to_b && fell_back.get() && payload(p) > FLOOR);
+            to_b && payload(p) > 1200
         },
         |_, a| fell_back.set(fell_back.get() || a.subflow_stats(0).unwrap().mss == FLOOR),
     )
     .expect("completes");
-    let mss = a.subflow_stats(0).unwrap().mss;
-    assert!(SETTLED.contains(&mss), "settled at {mss}");
-    // Each size too large goes once, as a probe.
-    let mut once = too_large.clone();
-    once.dedup();
-    assert_eq!(once, too_large, "sizes above the path's sent again");
+    let s = a.subflow_stats(0).unwrap();
+    assert_eq!((s.mss, s.counters.rtos, large), (FLOOR, 2, 0));
 }

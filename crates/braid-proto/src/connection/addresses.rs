@@ -56,9 +56,10 @@ impl Connection {
         truncated(self.session.crypto.hmac_sha256(&key, &[&[id], &ip, &addr.port().to_be_bytes()]))
     }
 
-    /// Whether [`Connection::address_control`] may have a signal to send.
+    /// Whether [`Connection::address_control`] may have a signal to send
+    /// (an address the peer has echoed is not sent again).
     pub(super) fn signals_queued(&self) -> bool {
-        !self.outbox.is_empty() || !self.advertised.is_empty()
+        !self.outbox.is_empty() || self.advertised.iter().any(|a| !a.2)
     }
 
     /// The next address signal to send, if any.

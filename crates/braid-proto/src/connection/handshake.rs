@@ -499,6 +499,7 @@ impl Connection {
             self.subflows.push(Subflow::vacant(self.config.mss));
         }
         self.subflows[i] = self.new_subflow(backup);
+        self.forget_raise(i);
         self.cc.on_path_added(i, self.config.mss, self.config.initial_window);
     }
 

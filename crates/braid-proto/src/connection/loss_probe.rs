@@ -28,6 +28,9 @@ impl Connection {
                 self.refresh_path_views();
                 self.cc.on_congestion_event(now, i, &self.path_views);
             }
+            if !self.raising.is_empty() {
+                self.raise_probe_outcome(now, i, false);
+            }
             self.loss_probe_due |= self.subflows[i].loss_probe_pending();
         }
     }

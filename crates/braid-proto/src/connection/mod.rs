@@ -396,6 +396,7 @@ impl Connection {
             return;
         }
         let stranded = sf.close();
+        self.forget_raise(i);
         self.queue_reinjection(&stranded);
         self.cc.on_path_removed(i);
         self.fin_probe_lost();

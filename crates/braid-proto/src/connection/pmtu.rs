@@ -45,11 +45,16 @@
 //! to 10 minutes (RFC 8899's `PMTU_RAISE_TIMER`). A probe goes when the
 //! scheduler gives the subflow new data (which it does not while the
 //! subflow is failed or in the loss state after a timeout), outside fast
-//! recovery (Linux probes only in the open state), when a full probe's
-//! worth is ready and its window has room. A lost probe is not congestion:
-//! it opens no recovery episode and the window stays
-//! (`tcp_mtup_probe_failed`); its data goes again in pieces of the current
-//! size.
+//! recovery (Linux probes only in the open state), when the probe and
+//! `dupthresh` + 1 segments behind it are ready (Linux's `size_needed`: a
+//! lost probe is then found by duplicate ACKs, not by a timeout that
+//! would collapse the window), no control would ride along and its window
+//! has room. A lost probe is not congestion: it opens no recovery episode
+//! and the window stays (`tcp_mtup_probe_failed`); its data goes again in
+//! pieces of the current size. A subflow that falls back again (an outage
+//! after a search) probes for the size it had before the first fall back.
+//! The redundant scheduler sends on every subflow at once and never
+//! probes.
 //!
 //! Deviations from Linux: it detects a black hole after the timeouts of
 //! `tcp_retries1` (3) have taken as long as three backoffs would, and
@@ -57,8 +62,10 @@
 //! floor at once; Braid reacts on the second timeout, then tries the old
 //! size before searching (an outage, which also ends in two timeouts, is
 //! undone by one probe). Linux's probe also needs the window to hold 11
-//! packets and enough data queued behind it for three duplicate ACKs;
-//! Braid's needs only the probe's room. After a lost probe Linux enters the
+//! packets and room for two; Braid's needs room for the probe. A tail loss
+//! probe (RACK-TLP) that copies a path-MTU probe copies its first MSS: the
+//! copy arriving and the probe not is taken as the probe lost (too large),
+//! without the window cut a repaired tail loss makes. After a lost probe Linux enters the
 //! loss state without cutting the window (`tcp_simple_retransmit`); Braid
 //! stays where it is and re-sends the probe's data. Splitting a range
 //! queued for retransmission makes it no longer match the timeout's record
@@ -108,7 +115,7 @@ impl Raise {
         if self.high == self.size {
             self.size
         } else {
-            mss + (self.high - mss).div_ceil(2)
+            mss + self.high.saturating_sub(mss).div_ceil(2)
         }
     }
 
@@ -140,9 +147,15 @@ impl Connection {
         let limit = self.config.mss;
         if let Some(s) = self.subflows.get_mut(id.index()) {
             s.mss = mss.clamp(1, limit);
-            s.mtu_probe = None;
-            self.raising.retain(|r| r.subflow != id.index());
+            self.forget_raise(id.index());
         }
+    }
+
+    /// Subflow `i` stops searching (a driver's cap, a new fall back, the
+    /// subflow closed or its slot taken by another).
+    pub(super) fn forget_raise(&mut self, i: usize) {
+        self.subflows[i].mtu_probe = None;
+        self.raising.retain(|r| r.subflow != i);
     }
 
     /// Black-hole detection after a retransmission timeout of subflow `i`:
@@ -155,9 +168,12 @@ impl Connection {
         }
         let s = &mut self.subflows[i];
         if s.timeouts_in_a_row() >= 2 && s.mss > floor {
-            let size = std::mem::replace(&mut s.mss, floor.max(1));
-            s.mtu_probe = None;
-            self.raising.retain(|r| r.subflow != i);
+            // A search's size, if one was under way: the size before the
+            // first fall back (Linux's search always tops out at the
+            // largest MSS, `tcp_mtu_check_reprobe`).
+            let was = std::mem::replace(&mut s.mss, floor.max(1));
+            let size = self.raising.iter().find(|r| r.subflow == i).map_or(was, |r| r.size.max(was));
+            self.forget_raise(i);
             let next = now + FIRST_PROBE;
             self.raising.push(Raise { subflow: i, size, high: size, wait: FIRST_PROBE, next, probe: None });
         }
@@ -177,10 +193,14 @@ impl Connection {
         let header = wire::data_header_len(s.next_pn(), s.pn_floor(), dsn);
         let len = size + wire::MAX_DATA_OVERHEAD.saturating_sub(header);
         let ready = self.send.backlog().min(self.peer_window_end().saturating_sub(self.send.nxt()));
-        // Not with a control riding along (a confirmation, the DATA_FIN,
-        // address signals), which would make it larger than it tests.
+        // Enough data behind it for a loss to be found by duplicate ACKs
+        // rather than a timeout (Linux's `size_needed`: the probe and
+        // reordering + 1 segments), and no control riding along (a
+        // confirmation, the DATA_FIN, address signals), which would make
+        // it larger than it tests.
+        let behind = self.config.dupthresh.saturating_add(1).saturating_mul(u64::from(s.mss));
         let control = matches!(s.join, JoinState::Confirm { .. }) || self.fin.local.is_some() || self.signals_queued();
-        if ready < u64::from(len) || control || s.in_recovery() || !self.window_space(i, len) {
+        if ready < u64::from(len) + behind || control || s.in_recovery() || !self.window_space(i, len) {
             return None;
         }
         self.take_new(len, len);

@@ -403,17 +403,15 @@ impl Net {
                     *cap = None;
                 }
                 let cap = cap.map_or(mss, |c| c.min(mss));
-                // A path-MTU probe, larger than the subflow's MSS, is as
-                // large as the largest packet of the size it tests.
-                let probe = d.len > now_mss;
-                assert!(d.len <= cap || probe, "side {side}: {} bytes on subflow {i} capped at {cap}", d.len);
-                // (A connection's opening `Hello` is padded to 1200 bytes.)
-                let hello = matches!(p.control.as_deref(), Some(braid_proto::Control::Hello { .. }));
+                // Only a path-MTU probe is larger than its subflow's MSS:
+                // as large as the largest packet of a size within the cap,
+                // with no control.
                 let datagram = wire::encoded_len(&p) as u32;
-                let most = cap + wire::MAX_DATA_OVERHEAD;
+                let probe = p.control.is_none() && datagram <= cap + wire::MAX_DATA_OVERHEAD;
                 assert!(
-                    hello || datagram <= most,
-                    "side {side}: a {datagram}-byte datagram on subflow {i} capped at {cap}"
+                    d.len <= now_mss || probe,
+                    "side {side}: {} bytes on subflow {i} at {now_mss}, capped at {cap}",
+                    d.len
                 );
             }
             let mut b = Vec::new();
