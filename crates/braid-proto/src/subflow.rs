@@ -580,6 +580,12 @@ impl Subflow {
         if self.rack.is_some() {
             self.on_acked_rack(now, newest.map(|(pn, p)| (pn, p.time)), reordered, &mut out);
         }
+        // Acknowledged while still a probe (not declared lost first).
+        if let Some(MtuProbe::InFlight(pn)) = self.mtu_probe {
+            if self.state_of(pn) == Some(State::Acked) {
+                self.mtu_probe = Some(MtuProbe::Delivered);
+            }
+        }
         self.pop_resolved();
         // Packet numbers are never re-used, so any newly acknowledged one
         // was sent once, at the time recorded: no Karn rule is needed.
@@ -725,9 +731,6 @@ impl Subflow {
                 self.bytes_in_flight -= u64::from(p.len);
                 self.packets_in_flight -= u64::from(p.len > 0);
                 out.bytes_acked += u64::from(p.len);
-                if self.mtu_probe == Some(MtuProbe::InFlight(pn)) {
-                    self.mtu_probe = Some(MtuProbe::Delivered);
-                }
             }
             // Declared lost too early: the retransmission is already queued.
             State::Lost => {}
