@@ -1248,6 +1248,24 @@ mod tests {
         assert_eq!(s.bytes_in_flight(), 0);
     }
 
+    /// The packet a tail loss probe copies is a path-MTU probe (the copy
+    /// is cut to the MSS; here both are one segment): the copy acknowledged
+    /// alone shows the MTU probe lost, too large rather than congested, so
+    /// no cut, and all of its data is queued again. The original
+    /// acknowledged: it was delivered.
+    #[test]
+    fn a_copied_mtu_probe_answered_by_its_copy_alone_is_lost_without_a_cut() {
+        let mut s = probed(3);
+        s.mtu_probe = Some(MtuProbe::InFlight(3));
+        let out = s.on_ack(ms(191), &ack(3, &[(4, 5)]), 3, |_| RTO);
+        assert!(!out.congestion_event && !s.in_recovery(), "no cut");
+        assert_eq!((s.mtu_probe, queued(&s), s.bytes_in_flight()), (Some(MtuProbe::Lost), vec![3000], 0));
+        let mut s = probed(3);
+        s.mtu_probe = Some(MtuProbe::InFlight(3));
+        s.on_ack(ms(191), &ack(5, &[]), 3, |_| RTO);
+        assert_eq!(s.mtu_probe, Some(MtuProbe::Delivered));
+    }
+
     /// A recovery episode begun after the probe went out: the probe still
     /// answers for its packet (declared lost meanwhile, its data is not
     /// re-sent) and makes no second cut. By hand: packets 2 and 3 (sent at

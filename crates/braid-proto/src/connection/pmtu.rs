@@ -48,8 +48,11 @@
 //! recovery (Linux probes only in the open state), when the probe and
 //! `dupthresh` + 1 segments behind it are ready (Linux's `size_needed`: a
 //! lost probe is then found by duplicate ACKs, not by a timeout that
-//! would collapse the window), no control would ride along and its window
-//! has room. A lost probe is not congestion: it opens no recovery episode
+//! would collapse the window; so a sender whose writes, send buffer or
+//! peer's window leave less unsent never probes), no control would ride
+//! along and its window has room. Those segments follow the probe on its
+//! subflow whatever the scheduler would choose (Linux's probe has its
+//! subflow's own send queue behind it). A lost probe is not congestion: it opens no recovery episode
 //! and the window stays (`tcp_mtup_probe_failed`); its data goes again in
 //! pieces of the current size. A subflow that falls back again (an outage
 //! after a search) probes for the size it had before the first fall back.
@@ -75,6 +78,7 @@
 //! [`Config::mss_floor`]: crate::Config::mss_floor
 
 use super::handshake::JoinState;
+use super::transmit::fits;
 use super::Connection;
 use crate::packet::{Frame, Packet, SubflowId};
 use crate::subflow::MtuProbe;
@@ -106,6 +110,10 @@ pub(crate) struct Raise {
     /// The size of the probe in flight (its packet number is the
     /// subflow's `mtu_probe`).
     probe: Option<u32>,
+    /// New segments still to follow the probe on its subflow, whatever the
+    /// scheduler would choose, so that its loss shows by duplicate ACKs
+    /// there (Linux's probe has its subflow's own send queue behind it).
+    follow: u64,
 }
 
 impl Raise {
@@ -175,7 +183,7 @@ impl Connection {
             let size = self.raising.iter().find(|r| r.subflow == i).map_or(was, |r| r.size.max(was));
             self.forget_raise(i);
             let next = now + FIRST_PROBE;
-            self.raising.push(Raise { subflow: i, size, high: size, wait: FIRST_PROBE, next, probe: None });
+            self.raising.push(Raise { subflow: i, size, high: size, wait: FIRST_PROBE, next, probe: None, follow: 0 });
         }
     }
 
@@ -206,10 +214,25 @@ impl Connection {
         self.take_new(len, len);
         let packet = self.send_data(now, i, dsn, len);
         if let (Some(r), Frame::Data(d)) = (self.raising.iter_mut().find(|r| r.subflow == i), &packet.frame) {
-            r.probe = Some(size);
+            (r.probe, r.follow) = (Some(size), self.config.dupthresh.saturating_add(1));
             self.subflows[i].mtu_probe = Some(MtuProbe::InFlight(d.pn));
         }
         Some(packet)
+    }
+
+    /// The subflow new data of `len` bytes goes on, the scheduler having
+    /// chosen `chosen`: a probe's subflow while segments are to follow it
+    /// and its window takes them.
+    #[cold]
+    pub(super) fn follow_raise_probe(&mut self, chosen: usize, len: u32) -> usize {
+        let views = &self.sched_views;
+        let Some(r) =
+            self.raising.iter_mut().find(|r| r.follow > 0 && views.get(r.subflow).is_some_and(|v| fits(v, len)))
+        else {
+            return chosen;
+        };
+        r.follow -= 1;
+        r.subflow
     }
 
     /// After an acknowledgement or a timeout (`timeout`) on subflow `i`:
@@ -225,7 +248,7 @@ impl Connection {
         if matches!(fate, MtuProbe::InFlight(pn) if !timeout && s.in_flight(pn)) {
             return;
         }
-        (r.probe, s.mtu_probe) = (None, None);
+        (r.probe, r.follow, s.mtu_probe) = (None, 0, None);
         let done = match fate {
             MtuProbe::Delivered => {
                 s.mss = size;

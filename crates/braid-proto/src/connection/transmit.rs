@@ -274,20 +274,17 @@ impl Connection {
             send_window: self.peer_window_end().saturating_sub(self.send.una()),
             stalls: self.window_stalls + self.buffer_stalls,
         };
-        let i = match self.sched.select(&conn, &self.sched_views) {
+        let mut i = match self.sched.select(&conn, &self.sched_views) {
             Decision::Send(i) => i,
             Decision::SendAll => return self.send_redundant(now, dsn, len, reinjection),
             Decision::Wait => return None,
         };
+        if !reinjection && !self.raising.is_empty() {
+            i = self.follow_raise_probe(i, len);
+        }
         // The views were refreshed for this decision: the chosen subflow's
         // window as the scheduler saw it.
-        let fits = |v: &SchedPath| {
-            v.active
-                && !v.in_loss
-                && (v.bytes_in_flight == 0
-                    || crate::sched::window_allows(v.cwnd, v.mss, v.bytes_in_flight, v.packets_in_flight, len))
-        };
-        if !self.sched_views.get(i).is_some_and(fits) {
+        if !self.sched_views.get(i).is_some_and(|v| fits(v, len)) {
             return None;
         }
         if !reinjection && !self.raising.is_empty() {
@@ -536,6 +533,16 @@ impl Connection {
         let frame = Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload });
         self.packet(i, frame, control)
     }
+}
+
+/// Whether a subflow, as its scheduling view shows it, can send `len` bytes
+/// now.
+#[inline]
+pub(super) fn fits(v: &SchedPath, len: u32) -> bool {
+    v.active
+        && !v.in_loss
+        && (v.bytes_in_flight == 0
+            || crate::sched::window_allows(v.cwnd, v.mss, v.bytes_in_flight, v.packets_in_flight, len))
 }
 
 /// The pacer's slot after a packet that takes `gap` ns at the pacing rate,

@@ -407,12 +407,16 @@ impl Net {
                 // as large as the largest packet of a size within the cap,
                 // with no control.
                 let datagram = wire::encoded_len(&p) as u32;
-                let probe = p.control.is_none() && datagram <= cap + wire::MAX_DATA_OVERHEAD;
+                let within = datagram <= cap + wire::MAX_DATA_OVERHEAD;
+                let probe = p.control.is_none() && within;
                 assert!(
                     d.len <= now_mss || probe,
                     "side {side}: {} bytes on subflow {i} at {now_mss}, capped at {cap}",
                     d.len
                 );
+                // (A connection's opening `Hello` is padded to 1200 bytes.)
+                let hello = matches!(p.control.as_deref(), Some(braid_proto::Control::Hello { .. }));
+                assert!(within || hello, "side {side}: a {datagram}-byte datagram on subflow {i} capped at {cap}");
             }
             let mut b = Vec::new();
             wire::encode(&p, &mut b);
