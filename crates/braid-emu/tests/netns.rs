@@ -264,15 +264,25 @@ fn wait_for_quiet_host() {
     }
 }
 
+/// No attempt starts after this much time in [`attempts`]: on a host that
+/// steals CPU throughout, eight void attempts of the delay test took about
+/// four minutes of CI's twenty.
+const ATTEMPTS_BUDGET: Duration = Duration::from_secs(100);
+
 /// Tries a timing measurement until three attempts are judged, at most
-/// eight in all. A miss while the hypervisor stole more than
-/// [`STEAL_LIMIT_MS`] of CPU is void: it is printed but not judged, and the
-/// next attempt waits for a quiet host. The test fails if every judged
-/// attempt missed; if none could be judged (a host busy throughout), it
-/// says so loudly and passes without a verdict.
+/// eight in all, none started after [`ATTEMPTS_BUDGET`]. A miss while the
+/// hypervisor stole more than [`STEAL_LIMIT_MS`] of CPU is void: it is
+/// printed but not judged, and the next attempt waits for a quiet host. The
+/// test fails if every judged attempt missed; if none could be judged (a
+/// host busy throughout), it says so loudly and passes without a verdict.
 fn attempts(what: &str, mut f: impl FnMut() -> Result<String, String>) {
     let mut misses = vec![];
+    let start = Instant::now();
     for k in 1..=8 {
+        if k > 1 && start.elapsed() > ATTEMPTS_BUDGET {
+            eprintln!("{what}: no attempt after {} s", ATTEMPTS_BUDGET.as_secs());
+            break;
+        }
         wait_for_quiet_host();
         let before = stolen_cpu_ms();
         let result = f();
