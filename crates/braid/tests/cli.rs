@@ -204,10 +204,11 @@ fn warnings_and_estimates_come_before_the_run() {
     assert!(err.contains("late.toml") && err.contains("`flow[0].start`"), "{err}");
 }
 
-/// One point of the bench series prints its figures as `key=value` pairs.
+/// One point of the bench series prints its figures as `key=value` pairs:
+/// the cost per packet of the best of the repeats and their median.
 #[test]
 fn bench_point_reports_cost_per_packet() {
-    let out = braid(&["bench", "--flows", "10", "--duration", "200ms", "--repeat", "1"]);
+    let out = braid(&["bench", "--flows", "10", "--duration", "200ms", "--repeat", "3"]);
     let (stdout, err) = text(&out);
     assert!(out.status.success(), "{err}");
     let field = |k: &str| -> f64 {
@@ -217,6 +218,7 @@ fn bench_point_reports_cost_per_packet() {
     assert_eq!(field("flows"), 10.0);
     // CPU time has scheduler-tick resolution: a window this short may read 0.
     assert!(field("delivered_pkts") > 1000.0 && field("ns_per_pkt") >= 0.0, "{stdout}");
+    assert!(field("median_ns_per_pkt") >= field("ns_per_pkt"), "{stdout}");
     assert!((2.0..5.0).contains(&field("events_per_pkt")), "{stdout}");
     // Linux reports steal time (zero on a machine of its own).
     assert!(field("stolen_ms") >= 0.0, "{stdout}");
