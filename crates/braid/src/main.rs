@@ -78,9 +78,9 @@ enum Command {
         then N = 10, 100, 1000, 10000 two-subflow LIA flows on one dumbbell bottleneck of\n\
         N x 10 Mbit/s (20 ms RTT), each measured after a warm-up and in its own process:\n\
         CPU ns per delivered data packet (the best and the median of --repeat runs),\n\
-        simulator events per packet,\n\
-        peak resident memory, and the CPU time a hypervisor stole meanwhile (Linux's steal\n\
-        time: on a shared cloud machine, a point measured while it was high is noisy).\n\n\
+        simulator events per packet, peak resident memory, and the CPU time a hypervisor\n\
+        stole meanwhile (Linux's steal time: on a shared cloud machine, a point measured\n\
+        while it was high is noisy).\n\n\
         With FILE: that scenario's whole run, --repeat times.\n\
         With --flows N: one point of the series (what the series runs in each child process).")]
     Bench {
