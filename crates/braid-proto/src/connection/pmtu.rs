@@ -188,19 +188,20 @@ impl Connection {
     }
 
     /// A probe on subflow `i`, if one is due, when the scheduler gives it
-    /// the new data at `dsn`. A probe for an MSS of `size` is as large as a
+    /// the new data at `dsn` (the peer's window has `window_room` beyond
+    /// what was sent). A probe for an MSS of `size` is as large as a
     /// packet of that MSS can be (its payload makes up for a header smaller
     /// than the largest, `wire::MAX_DATA_OVERHEAD`), so that its arrival
     /// shows every packet of that MSS fits; its payload can be larger than
     /// the configured MSS.
     #[cold]
-    pub(super) fn send_raise_probe(&mut self, now: Instant, i: usize, dsn: u64) -> Option<Packet> {
+    pub(super) fn send_raise_probe(&mut self, now: Instant, i: usize, dsn: u64, window_room: u64) -> Option<Packet> {
         let r = self.raising.iter().find(|r| r.subflow == i && r.probe.is_none() && r.next <= now)?;
         let s = &self.subflows[i];
         let size = r.probe_size(s.mss);
         let header = wire::data_header_len(s.next_pn(), s.pn_floor(), dsn);
         let len = size + wire::MAX_DATA_OVERHEAD.saturating_sub(header);
-        let ready = self.send.backlog().min(self.peer_window_end().saturating_sub(self.send.nxt()));
+        let ready = self.send.backlog().min(window_room);
         // Enough data behind it for a loss to be found by duplicate ACKs
         // rather than a timeout (Linux's `size_needed`: the probe and
         // reordering + 1 segments), and no control riding along (a

@@ -288,7 +288,7 @@ impl Connection {
             return None;
         }
         if !reinjection && !self.raising.is_empty() {
-            if let Some(probe) = self.send_raise_probe(now, i, dsn) {
+            if let Some(probe) = self.send_raise_probe(now, i, dsn, window_room) {
                 return Some(probe);
             }
         }
