@@ -489,7 +489,7 @@ impl Node {
                 self.batch.push(&self.sockets, start, route);
                 self.batch.flush(&self.sockets);
             }
-            DatagramEvent::Connection { handle, new, subflow } => {
+            DatagramEvent::Connection { handle, new, subflow, opened } => {
                 if new {
                     self.conns.insert(handle, Conn::new(now));
                     self.events.push_back((handle, NetEvent::Accepted));
@@ -502,9 +502,11 @@ impl Node {
                 let socket = c.paths.get(&subflow).filter(|_| c.manager.is_some()).map_or(s, |p| p.socket);
                 let new_path = c.paths.insert(subflow, Path { socket, remote: from, source }).is_none();
                 if let (true, Some(conn), Some(sock)) =
-                    (new_path, self.endpoint.connection(handle), self.sockets.get(s).and_then(Option::as_ref))
+                    (new_path || opened, self.endpoint.connection(handle), self.sockets.get(s).and_then(Option::as_ref))
                 {
-                    // A subflow new to this side: sized for the route back.
+                    // A subflow new to this side, or opened again in the slot
+                    // of a join this side forgot (a fresh subflow, with the
+                    // configured MSS): sized for the route back.
                     let addr = SocketAddr::new(source.unwrap_or(sock.local_addr().ip()), 0);
                     fit_to_route(conn, subflow, &LocalAddr { addr, device: None }, from);
                 }

@@ -60,8 +60,11 @@ pub struct ConnectionHandle(pub usize);
 /// What became of a datagram.
 #[derive(Debug, PartialEq, Eq)]
 pub enum DatagramEvent {
-    /// It went to a connection (`new`: just accepted), on `subflow`.
-    Connection { handle: ConnectionHandle, new: bool, subflow: SubflowId },
+    /// It went to a connection (`new`: just accepted), on `subflow`
+    /// (`opened`: the datagram opened that subflow here, a new connection's
+    /// first or a join, also one re-opening the slot of a join this side had
+    /// forgotten: a subflow sized for its route must be sized again).
+    Connection { handle: ConnectionHandle, new: bool, subflow: SubflowId, opened: bool },
     /// Send these bytes back to the datagram's source: the answer to an
     /// opening, for which no state was kept.
     Reply(Vec<u8>),
@@ -225,8 +228,12 @@ impl Endpoint {
         let subflow = packet.subflow;
         if let Some(&i) = self.by_token.get(&cid) {
             let conn = self.connections[i].as_mut().expect("mapped connections exist");
+            let was_open = conn.subflow_open(subflow);
             return match conn.handle_datagram(now, packet) {
-                Ok(true) => DatagramEvent::Connection { handle: ConnectionHandle(i), new: false, subflow },
+                Ok(true) => {
+                    let opened = !was_open && conn.subflow_open(subflow);
+                    DatagramEvent::Connection { handle: ConnectionHandle(i), new: false, subflow, opened }
+                }
                 Ok(false) => DatagramEvent::Dropped(Drop::Ignored),
                 Err(_) => DatagramEvent::Dropped(Drop::Refused),
             };
@@ -305,7 +312,7 @@ impl Endpoint {
         let handle = self.insert(conn);
         let conn = self.connection(handle).expect("just inserted");
         match conn.handle_datagram(now, packet) {
-            Ok(true) => DatagramEvent::Connection { handle, new: true, subflow },
+            Ok(true) => DatagramEvent::Connection { handle, new: true, subflow, opened: true },
             Ok(false) | Err(_) => {
                 self.remove(handle);
                 DatagramEvent::Dropped(Drop::Refused)

@@ -207,6 +207,54 @@ fn a_packet_the_connection_ignores_is_dropped() {
     assert_eq!(server.handle(Instant::ZERO, addr(CLIENT_2), &bad), DatagramEvent::Dropped(Drop::Ignored));
 }
 
+/// A datagram that opens a subflow says so, a join re-opening the slot of
+/// one the server forgot too: the slot then holds a fresh subflow, with
+/// the configured MSS, which a driver that sized the first for its route
+/// must size again (braid-net's node did so only for a path new to it, so
+/// a re-opened subflow kept the full MSS on a route with a smaller MTU).
+#[test]
+fn a_subflow_opened_again_in_a_forgotten_slot_is_reported_opened() {
+    let (mut client, mut server) = (endpoint(), endpoint());
+    let h = client.connect(0xabc).unwrap();
+    client.connection(h).unwrap().add_subflow(false).unwrap();
+    client.connection(h).unwrap().write(b"hello");
+    let mut s = None;
+    for _ in 0..4 {
+        s = exchange(&mut client, h, &mut server, addr(CLIENT), Instant::ZERO).or(s);
+    }
+    let s = s.expect("accepted");
+    let token = server.connection(s).unwrap().token();
+    let packet = |subflow: u8, control: Option<Control>| {
+        let p = Packet {
+            cid: token,
+            subflow: SubflowId(subflow),
+            frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }),
+            control: control.map(Box::new),
+        };
+        let mut out = Vec::new();
+        wire::encode(&p, &mut out);
+        out
+    };
+    let opened = |e: DatagramEvent| match e {
+        DatagramEvent::Connection { handle, new: false, subflow: SubflowId(5), opened } if handle == s => opened,
+        other => panic!("{other:?}"),
+    };
+    let join = |nonce| packet(5, Some(Control::Join { token, nonce, backup: false }));
+    assert!(opened(server.handle(Instant::ZERO, addr(CLIENT_2), &join(7))), "a join opens its slot");
+    assert!(server.connection(s).unwrap().subflow_open(SubflowId(5)));
+    // A JoinAck whose HMAC fails: the server forgets the join.
+    let bad = packet(5, Some(Control::JoinAck { mac: [9; 32], echo: 0 }));
+    assert_eq!(server.handle(Instant::ZERO, addr(CLIENT_2), &bad), DatagramEvent::Dropped(Drop::Ignored));
+    assert!(!server.connection(s).unwrap().subflow_open(SubflowId(5)));
+    assert!(opened(server.handle(Instant::ZERO, addr(CLIENT_2), &join(8))), "opened again");
+    // A packet on the connection's established subflow opens nothing.
+    let on_first = packet(0, None);
+    match server.handle(Instant::ZERO, addr(CLIENT), &on_first) {
+        DatagramEvent::Connection { subflow: SubflowId(0), opened, .. } => assert!(!opened),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// The first subflow's Hello is lost, so the second opens the connection
 /// after the opening timeout; the first's re-sent Hello is answered late,
 /// from its own address, with another server key (the server keys its

@@ -407,6 +407,12 @@ impl Connection {
         self.subflows.len()
     }
 
+    /// Whether subflow `id` is open here (opened and not closed; a
+    /// server's slot no client has opened is not).
+    pub fn subflow_open(&self, id: SubflowId) -> bool {
+        self.subflows.get(id.index()).is_some_and(Subflow::is_open)
+    }
+
     // ---- application side ----
 
     /// Buffers bytes for sending; returns how many fit in the send buffer
