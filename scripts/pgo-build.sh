@@ -9,7 +9,7 @@
 # and inlined and moves rare branches aside. Measured: 10.5% fewer
 # instructions per delivered packet on the 5 s two-path run, about 28%
 # less CPU time than the plain build before .cargo/config.toml's layout
-# passes, 7-15% less than with them (README, "Speed"). Outputs are unchanged: the script checks that the
+# passes, 7-15% less than with them (README, "Speed and memory"; docs/speed.md). Outputs are unchanged: the script checks that the
 # optimised build's summary of the default scenario is byte-identical to
 # the instrumented build's (which is compiled without the profile).
 #
