@@ -94,9 +94,9 @@ pub struct Config {
     /// `fully_established`, where the full mesh opens its subflows).
     pub early_joins: bool,
     /// Path MTU black-hole detection (see `crate::connection::pmtu`): a
-    /// subflow whose retransmission timer fires twice in a row sends
-    /// packets of at most this many payload bytes, until a probe of its
-    /// old size is acknowledged. `None` (the default, and the simulator's,
+    /// subflow whose retransmission timer fires twice in a row with data
+    /// in flight sends packets of at most this many payload bytes, until a
+    /// probe of its old size is acknowledged. `None` (the default, and the simulator's,
     /// whose links carry any size): off.
     pub mss_floor: Option<u32>,
 }

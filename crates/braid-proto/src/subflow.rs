@@ -183,6 +183,12 @@ pub struct Subflow {
     pub rtt: RttEstimator,
     rto_deadline: Option<Instant>,
     rto_backoff: u32,
+    /// Timeouts with data in flight since data was last acknowledged here:
+    /// black-hole detection's count. Unlike `rto_backoff`, an acknowledged
+    /// zero-length probe does not end it: a path that drops large packets
+    /// answers small ones, and when another subflow delivered the data that
+    /// timed out, a probe is all this one sends before its next data.
+    data_timeouts: u32,
     /// The packets the last timeout that cut the window declared lost,
     /// while an acknowledgement may still show they arrived.
     timed_out: Option<Box<TimedOut>>,
@@ -260,6 +266,7 @@ impl Subflow {
             rtt: RttEstimator::new(),
             rto_deadline: None,
             rto_backoff: 0,
+            data_timeouts: 0,
             timed_out: None,
             probe_pending: false,
             next_send_time: Instant::ZERO,
@@ -481,10 +488,11 @@ impl Subflow {
         let i = pn.checked_sub(self.base_pn).and_then(|i| usize::try_from(i).ok());
         i.and_then(|i| self.sent.get(i)).is_some_and(|p| p.state == State::InFlight)
     }
-    /// Consecutive retransmission timeouts since new data was last
-    /// acknowledged.
-    pub fn timeouts_in_a_row(&self) -> u32 {
-        self.rto_backoff
+    /// Retransmission timeouts with data in flight since data was last
+    /// acknowledged on this subflow (zero-length probes acknowledged
+    /// meanwhile do not count as data).
+    pub fn data_timeouts(&self) -> u32 {
+        self.data_timeouts
     }
     /// The highest packet number acknowledged so far.
     pub fn largest_acked(&self) -> Option<u64> {
@@ -626,6 +634,9 @@ impl Subflow {
         // (`icsk_retransmits = 0`), so the next timeout cuts again.
         if out.packets_acked > 0 || out.spurious_timeout {
             self.rto_backoff = 0;
+            if out.bytes_acked > 0 || out.spurious_timeout {
+                self.data_timeouts = 0;
+            }
             if self.state == Lifecycle::PotentiallyFailed {
                 self.state = Lifecycle::Established;
             }
@@ -995,6 +1006,7 @@ impl Subflow {
         }
         let lone_probe = self.usable() && self.bytes_in_flight == 0 && self.retransmit.is_empty();
         self.counters.rtos += 1;
+        self.data_timeouts += u32::from(self.bytes_in_flight > 0);
         // The timeout that cuts the window (the connection calls the
         // controller for the first of a series, with data in flight)
         // remembers the packets it declares lost.

@@ -574,3 +574,21 @@ fn the_data_behind_a_probe_follows_it_on_its_subflow() {
     assert!(SETTLED.contains(&mss), "settled at {mss}, probes {probes:?}");
     each_too_large_once(&large);
 }
+
+/// Under the redundant scheduler, which sends every segment on every
+/// subflow, subflow 0 (whose path drops payloads above 1,200 bytes) falls
+/// back and searches like any other: it settles within 8 bytes of what its
+/// path carries, each size above it sent once. Two things stood in the
+/// way. The data that timed out there had arrived by subflow 1, so after
+/// a timeout subflow 0 sent only a zero-length probe, and that probe's
+/// acknowledgement ended the row of timeouts black-hole detection counts
+/// (20 timeouts in 20 s, no fall back). And a scheduler that sends on
+/// every subflow never sent a search's probe (the subflow stayed at the
+/// floor).
+#[test]
+fn the_redundant_scheduler_searches_too() {
+    let config = Config { mss: MSS, mss_floor: Some(FLOOR), ..Config::default() };
+    let (large, mss) = search((config, 2, "redundant"), 120, |_| false, |_| {});
+    assert!(SETTLED.contains(&mss), "settled at {mss}, large {large:?}");
+    each_too_large_once(&large);
+}

@@ -276,7 +276,7 @@ impl Connection {
         };
         let mut i = match self.sched.select(&conn, &self.sched_views) {
             Decision::Send(i) => i,
-            Decision::SendAll => return self.send_redundant(now, dsn, len, reinjection),
+            Decision::SendAll => return self.send_redundant(now, dsn, len, reinjection, window_room),
             Decision::Wait => return None,
         };
         if !reinjection && !self.raising.is_empty() {
@@ -417,9 +417,21 @@ impl Connection {
     /// the others sends a copy of the next data it has not carried (still
     /// unacknowledged); when none lags, the fastest with room sends the
     /// segment the connection has ready.
-    pub(super) fn send_redundant(&mut self, now: Instant, dsn: u64, len: u32, reinjection: bool) -> Option<Packet> {
+    pub(super) fn send_redundant(
+        &mut self,
+        now: Instant,
+        dsn: u64,
+        len: u32,
+        reinjection: bool,
+        window_room: u64,
+    ) -> Option<Packet> {
         if let Some(p) = self.send_copy(now) {
             return Some(p);
+        }
+        if !reinjection && !self.raising.is_empty() {
+            if let Some(p) = self.send_redundant_raise_probe(now, dsn, window_room) {
+                return Some(p);
+            }
         }
         let views = &self.sched_views;
         let i = crate::sched::fastest(views, |i| views[i].has_window_space())?;
