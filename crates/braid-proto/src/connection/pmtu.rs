@@ -238,10 +238,11 @@ impl Connection {
     /// subflow carries them first.
     #[cold]
     pub(super) fn send_redundant_raise_probe(&mut self, now: Instant, dsn: u64, window_room: u64) -> Option<Packet> {
-        let nxt = self.send.nxt();
-        let searching: Vec<usize> = self.raising.iter().map(|r| r.subflow).collect();
-        for i in searching {
-            if self.subflows[i].carried_to.max(self.send.una()) < nxt || !self.takes_new_data(i, 1) {
+        let (una, nxt) = (self.send.una(), self.send.nxt());
+        // By index: sending a probe changes entries, never how many.
+        for k in 0..self.raising.len() {
+            let i = self.raising[k].subflow;
+            if self.subflows[i].carried_to.max(una) < nxt || !self.takes_new_data(i, 1) {
                 continue;
             }
             if let Some(p) = self.send_raise_probe(now, i, dsn, window_room) {
