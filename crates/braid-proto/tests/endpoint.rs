@@ -176,44 +176,9 @@ fn random_datagrams_create_no_state() {
     println!("{:?}", server.stats());
 }
 
-/// A packet its connection does not take (here a JoinAck with a made-up
-/// HMAC) is reported as dropped, so a driver does not move the subflow's
-/// address to whoever sent it.
-#[test]
-fn a_packet_the_connection_ignores_is_dropped() {
-    let (mut client, mut server) = (endpoint(), endpoint());
-    let h = client.connect(0xabc).unwrap();
-    client.connection(h).unwrap().add_subflow(false).unwrap();
-    client.connection(h).unwrap().write(b"hello");
-    let mut s = None;
-    for _ in 0..4 {
-        s = exchange(&mut client, h, &mut server, addr(CLIENT), Instant::ZERO).or(s);
-    }
-    let token = server.connection(s.expect("accepted")).unwrap().token();
-    let forged = |control: Control| {
-        let p = Packet {
-            cid: token,
-            subflow: SubflowId(5),
-            frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }),
-            control: Some(Box::new(control)),
-        };
-        let mut out = Vec::new();
-        wire::encode(&p, &mut out);
-        out
-    };
-    let join = forged(Control::Join { token, nonce: 7, backup: false });
-    assert!(matches!(server.handle(Instant::ZERO, addr(CLIENT_2), &join), DatagramEvent::Connection { .. }));
-    let bad = forged(Control::JoinAck { mac: [9; 32], echo: 0 });
-    assert_eq!(server.handle(Instant::ZERO, addr(CLIENT_2), &bad), DatagramEvent::Dropped(Drop::Ignored));
-}
-
-/// A datagram that opens a subflow says so, a join re-opening the slot of
-/// one the server forgot too: the slot then holds a fresh subflow, with
-/// the configured MSS, which a driver that sized the first for its route
-/// must size again (braid-net's node did so only for a path new to it, so
-/// a re-opened subflow kept the full MSS on a route with a smaller MTU).
-#[test]
-fn a_subflow_opened_again_in_a_forgotten_slot_is_reported_opened() {
+/// A server endpoint with one connection accepted from a one-subflow
+/// client, its handle and token.
+fn accepted() -> (Endpoint, ConnectionHandle, u64) {
     let (mut client, mut server) = (endpoint(), endpoint());
     let h = client.connect(0xabc).unwrap();
     client.connection(h).unwrap().add_subflow(false).unwrap();
@@ -224,31 +189,57 @@ fn a_subflow_opened_again_in_a_forgotten_slot_is_reported_opened() {
     }
     let s = s.expect("accepted");
     let token = server.connection(s).unwrap().token();
-    let packet = |subflow: u8, control: Option<Control>| {
-        let p = Packet {
-            cid: token,
-            subflow: SubflowId(subflow),
-            frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }),
-            control: control.map(Box::new),
-        };
-        let mut out = Vec::new();
-        wire::encode(&p, &mut out);
-        out
+    (server, s, token)
+}
+
+/// A zero-length data packet for connection `token` on `subflow`,
+/// carrying `control`, as bytes.
+fn forged(token: u64, subflow: u8, control: Option<Control>) -> Vec<u8> {
+    let p = Packet {
+        cid: token,
+        subflow: SubflowId(subflow),
+        frame: Frame::Data(DataFrame { pn: 0, pn_floor: 0, dsn: 0, len: 0, payload: vec![] }),
+        control: control.map(Box::new),
     };
+    let mut out = Vec::new();
+    wire::encode(&p, &mut out);
+    out
+}
+
+/// A packet its connection does not take (here a JoinAck with a made-up
+/// HMAC) is reported as dropped, so a driver does not move the subflow's
+/// address to whoever sent it.
+#[test]
+fn a_packet_the_connection_ignores_is_dropped() {
+    let (mut server, _, token) = accepted();
+    let join = forged(token, 5, Some(Control::Join { token, nonce: 7, backup: false }));
+    assert!(matches!(server.handle(Instant::ZERO, addr(CLIENT_2), &join), DatagramEvent::Connection { .. }));
+    let bad = forged(token, 5, Some(Control::JoinAck { mac: [9; 32], echo: 0 }));
+    assert_eq!(server.handle(Instant::ZERO, addr(CLIENT_2), &bad), DatagramEvent::Dropped(Drop::Ignored));
+}
+
+/// A datagram that opens a subflow says so, a join re-opening the slot of
+/// one the server forgot too: the slot then holds a fresh subflow, with
+/// the configured MSS, which a driver that sized the first for its route
+/// must size again (braid-net's node did so only for a path new to it, so
+/// a re-opened subflow kept the full MSS on a route with a smaller MTU).
+#[test]
+fn a_subflow_opened_again_in_a_forgotten_slot_is_reported_opened() {
+    let (mut server, s, token) = accepted();
     let opened = |e: DatagramEvent| match e {
         DatagramEvent::Connection { handle, new: false, subflow: SubflowId(5), opened } if handle == s => opened,
         other => panic!("{other:?}"),
     };
-    let join = |nonce| packet(5, Some(Control::Join { token, nonce, backup: false }));
+    let join = |nonce| forged(token, 5, Some(Control::Join { token, nonce, backup: false }));
     assert!(opened(server.handle(Instant::ZERO, addr(CLIENT_2), &join(7))), "a join opens its slot");
     assert!(server.connection(s).unwrap().subflow_open(SubflowId(5)));
     // A JoinAck whose HMAC fails: the server forgets the join.
-    let bad = packet(5, Some(Control::JoinAck { mac: [9; 32], echo: 0 }));
+    let bad = forged(token, 5, Some(Control::JoinAck { mac: [9; 32], echo: 0 }));
     assert_eq!(server.handle(Instant::ZERO, addr(CLIENT_2), &bad), DatagramEvent::Dropped(Drop::Ignored));
     assert!(!server.connection(s).unwrap().subflow_open(SubflowId(5)));
     assert!(opened(server.handle(Instant::ZERO, addr(CLIENT_2), &join(8))), "opened again");
     // A packet on the connection's established subflow opens nothing.
-    let on_first = packet(0, None);
+    let on_first = forged(token, 0, None);
     match server.handle(Instant::ZERO, addr(CLIENT), &on_first) {
         DatagramEvent::Connection { subflow: SubflowId(0), opened, .. } => assert!(!opened),
         other => panic!("{other:?}"),
