@@ -63,9 +63,9 @@
 //! pieces of the current size. A subflow that falls back again (an outage
 //! after a search) probes for the size it had before the first fall back.
 //! Under the redundant scheduler, which sends every segment on every
-//! subflow, a probe goes on its subflow once that subflow has carried
-//! everything sent so far; the others then owe copies of its data, and
-//! the segments after it reach its subflow as they reach every other.
+//! subflow, a probe carries the next data its subflow has not carried: a
+//! copy of what the others sent (a subflow on a slower path lags behind
+//! them for good), new data beyond it as far as the probe needs.
 //!
 //! Deviations from Linux: it detects a black hole after the timeouts of
 //! `tcp_retries1` (3) have taken as long as three backoffs would, and
@@ -197,8 +197,10 @@ impl Connection {
     }
 
     /// A probe on subflow `i`, if one is due, when the scheduler gives it
-    /// the new data at `dsn` (the peer's window has `window_room` beyond
-    /// what was sent). A probe for an MSS of `size` is as large as a
+    /// the data at `dsn`: new data, or (the redundant scheduler's) a copy
+    /// of data the other subflows sent, and new data beyond it if the
+    /// copy is shorter than the probe (the peer's window has `window_room`
+    /// beyond what was sent). A probe for an MSS of `size` is as large as a
     /// packet of that MSS can be (its payload makes up for a header smaller
     /// than the largest, `wire::MAX_DATA_OVERHEAD`), so that its arrival
     /// shows every packet of that MSS fits; its payload can be larger than
@@ -210,7 +212,8 @@ impl Connection {
         let size = r.probe_size(s.mss);
         let header = wire::data_header_len(s.next_pn(), s.pn_floor(), dsn);
         let len = size + wire::MAX_DATA_OVERHEAD.saturating_sub(header);
-        let ready = self.send.backlog().min(window_room);
+        let nxt = self.send.nxt();
+        let ready = nxt.saturating_sub(dsn) + self.send.backlog().min(window_room);
         // Enough data behind it for a loss to be found by duplicate ACKs
         // rather than a timeout (Linux's `size_needed`: the probe and
         // reordering + 1 segments), and no control riding along (a
@@ -221,7 +224,10 @@ impl Connection {
         if ready < u64::from(len) + behind || control || s.in_recovery() || !self.window_space(i, len) {
             return None;
         }
-        self.take_new(len, len);
+        let fresh = (dsn + u64::from(len)).saturating_sub(nxt) as u32;
+        if fresh > 0 {
+            self.take_new(fresh, fresh);
+        }
         let packet = self.send_data(now, i, dsn, len);
         if let (Some(r), Frame::Data(d)) = (self.raising.iter_mut().find(|r| r.subflow == i), &packet.frame) {
             (r.probe, r.follow) = (Some(size), self.config.dupthresh.saturating_add(1));
@@ -231,22 +237,26 @@ impl Connection {
     }
 
     /// Under a scheduler that sends every segment on every subflow: a
-    /// probe on the first searching subflow that has carried everything
-    /// sent so far and has one due. Its new data is then owed as copies by
-    /// the others; the segments that follow it on its own subflow, which
-    /// show its loss by duplicate ACKs, are the next ones, whatever
-    /// subflow carries them first.
+    /// probe on the first searching subflow that has one due, carrying
+    /// the next data that subflow has not carried (as Linux's probe takes
+    /// the head of its subflow's own queue): a copy of what the others
+    /// sent, new data beyond it as far as the probe needs. The copies that
+    /// follow it on its subflow show its loss by duplicate ACKs; new data
+    /// it carried the others then owe as copies.
     #[cold]
-    pub(super) fn send_redundant_raise_probe(&mut self, now: Instant, dsn: u64, window_room: u64) -> Option<Packet> {
-        let (una, nxt) = (self.send.una(), self.send.nxt());
+    pub(super) fn send_redundant_raise_probe(&mut self, now: Instant, window_room: u64) -> Option<Packet> {
+        let una = self.send.una();
         // By index: sending a probe changes entries, never how many.
         for k in 0..self.raising.len() {
             let i = self.raising[k].subflow;
-            if self.subflows[i].carried_to.max(una) < nxt || !self.takes_new_data(i, 1) {
+            if !self.takes_new_data(i, 1) {
                 continue;
             }
-            if let Some(p) = self.send_raise_probe(now, i, dsn, window_room) {
-                self.subflows[i].carried_to = self.send.nxt();
+            let start = self.subflows[i].carried_to.max(una);
+            if let Some(p) = self.send_raise_probe(now, i, start, window_room) {
+                if let Frame::Data(d) = &p.frame {
+                    self.subflows[i].carried_to = start + u64::from(d.len);
+                }
                 return Some(p);
             }
         }

@@ -425,13 +425,13 @@ impl Connection {
         reinjection: bool,
         window_room: u64,
     ) -> Option<Packet> {
-        if let Some(p) = self.send_copy(now) {
-            return Some(p);
-        }
         if !reinjection && !self.raising.is_empty() {
-            if let Some(p) = self.send_redundant_raise_probe(now, dsn, window_room) {
+            if let Some(p) = self.send_redundant_raise_probe(now, window_room) {
                 return Some(p);
             }
+        }
+        if let Some(p) = self.send_copy(now) {
+            return Some(p);
         }
         let views = &self.sched_views;
         let i = crate::sched::fastest(views, |i| views[i].has_window_space())?;
