@@ -245,14 +245,13 @@ impl Connection {
     /// it carried the others then owe as copies.
     #[cold]
     pub(super) fn send_redundant_raise_probe(&mut self, now: Instant, window_room: u64) -> Option<Packet> {
-        let una = self.send.una();
         // By index: sending a probe changes entries, never how many.
         for k in 0..self.raising.len() {
             let i = self.raising[k].subflow;
             if !self.takes_new_data(i, 1) {
                 continue;
             }
-            let start = self.subflows[i].carried_to.max(una);
+            let start = self.uncarried(i);
             if let Some(p) = self.send_raise_probe(now, i, start, window_room) {
                 if let Frame::Data(d) = &p.frame {
                     self.subflows[i].carried_to = start + u64::from(d.len);

@@ -448,18 +448,23 @@ impl Connection {
     /// A copy for the fastest subflow with room that has not carried
     /// everything sent so far, if there is one.
     pub(super) fn send_copy(&mut self, now: Instant) -> Option<Packet> {
-        let (una, nxt) = (self.send.una(), self.send.nxt());
+        let nxt = self.send.nxt();
         let views = &self.sched_views;
-        let subflows = &self.subflows;
-        let behind = |i: usize| subflows[i].carried_to.max(una) < nxt;
-        let i = crate::sched::fastest(views, |i| views[i].has_window_space() && behind(i))?;
-        let start = self.subflows[i].carried_to.max(una);
+        let i = crate::sched::fastest(views, |i| views[i].has_window_space() && self.uncarried(i) < nxt)?;
+        let start = self.uncarried(i);
         let copy = (nxt - start).min(u64::from(self.subflows[i].mss)) as u32;
         if !self.window_space(i, copy) {
             return None;
         }
         self.subflows[i].carried_to = start + u64::from(copy);
         Some(self.send_data(now, i, start, copy))
+    }
+
+    /// The first byte subflow `i` has not carried yet, under a scheduler
+    /// that sends everything on every subflow (what is acknowledged needs
+    /// no copy).
+    pub(super) fn uncarried(&self, i: usize) -> u64 {
+        self.subflows[i].carried_to.max(self.send.una())
     }
 
     pub(super) fn any_in_flight(&self) -> bool {
