@@ -427,6 +427,24 @@ fn all_paths_down(scenario: &braid_lab::Scenario, f: usize, closed_at: &[Option<
 /// back.
 const FAILURE_SLACK_S: f64 = 5.0;
 
+/// The longest outage of any link on flow `f`'s paths (either direction)
+/// that was over by `t`. A packet sent just before such an outage may be
+/// acknowledged only after it (its acknowledgement lost, then covered by
+/// a later one), and that late acknowledgement gives an RTT sample as long
+/// as the outage, as Linux's time stamps do. One such sample from a small
+/// SRTT sets SRTT to 1/8 of it and RTTVAR to about 1/4, so the RTO to
+/// about 9/8 of it: a subflow that had one may take that long to time out
+/// and be suspected when its path goes down again (case 1620679).
+fn longest_outage_before(scenario: &braid_lab::Scenario, f: usize, t: f64) -> f64 {
+    let topo = &scenario.topology;
+    let links = scenario.flows[f]
+        .subflows
+        .iter()
+        .flat_map(|&(p, _)| topo.paths[p].forward.iter().chain(&topo.paths[p].reverse));
+    let outages = links.flat_map(|&l| topo.links[l].outages.iter().map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64())));
+    outages.filter(|&(_, b)| b <= t).map(|(a, b)| b - a).fold(0.0, f64::max)
+}
+
 /// `intervals` with gaps shorter than `gap` closed: a suspected subflow is
 /// probed only every eighth of the failure timeout, so a path that is up
 /// for less than that between outages may go unnoticed.
@@ -513,7 +531,11 @@ fn check_scenario(toml: &str) -> Result<u64, String> {
             return Err(format!("flow {}: completed with {} of {size} bytes", f.name, f.bytes_delivered));
         }
         let waited = |&(a, b): &(f64, f64)| b - data_waits_from(spec, a).unwrap_or(b);
-        if let Some((a, b)) = down.iter().find(|d| waited(d) > timeout + FAILURE_SLACK_S && d.0 > start && done > d.1) {
+        // The RTO a subflow may have when its path goes down, beyond the
+        // slack: 9/8 of the longest RTT sample an earlier outage can give.
+        let late_rto = |a: f64| 1.125 * longest_outage_before(&scenario, i, a);
+        let required = |d: &&(f64, f64)| waited(d) > timeout + FAILURE_SLACK_S + late_rto(d.0);
+        if let Some((a, b)) = down.iter().find(|d| required(d) && d.0 > start && done > d.1) {
             return Err(format!(
                 "flow {}: paths all down from {a:.3} to {b:.3} s with data waiting, no failure",
                 f.name
