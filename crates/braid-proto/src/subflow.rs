@@ -961,6 +961,12 @@ impl Subflow {
         }
     }
 
+    /// Whether one packet in flight here carries all of `len` bytes from `dsn`.
+    pub fn carries_in_flight(&self, dsn: u64, len: u32) -> bool {
+        let end = dsn + u64::from(len);
+        self.sent.iter().any(|p| p.state == State::InFlight && p.dsn <= dsn && end <= p.dsn + u64::from(p.len))
+    }
+
     /// Can carry data: joined and not suspected dead.
     pub fn usable(&self) -> bool {
         self.state == Lifecycle::Established

@@ -78,3 +78,40 @@ fn a_dead_subflows_small_segments_are_reinjected_merged() {
     assert!(small >= 5 && last - first == 100 * small as u64, "{lost:?}");
     assert!(reinjections <= (last - first).div_ceil(1448) + 1, "{reinjections} packets for {} bytes", last - first);
 }
+
+/// Data a usable subflow is carrying is not reinjected onto it again: its
+/// copy is on its way (Linux's scheduler skips a subflow in the segment's
+/// `path_mask`, every subflow that carried it). Subflows 1 and 2 (5 ms)
+/// lose every data packet; subflow 0 is slow (2 s round trip), so what
+/// they stranded is still in flight on it through several of their
+/// backed-off timeouts, each of which re-offers their queues: every byte
+/// crosses subflow 0 once.
+#[test]
+fn data_in_flight_on_a_usable_subflow_is_not_reinjected_there_again() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 3);
+    a.write_zeros(30_000);
+    let mut on_0: std::collections::BTreeMap<u64, u32> = Default::default();
+    let drop = |_, to_b: bool, p: &Packet| {
+        let Frame::Data(d) = &p.frame else { return false };
+        if !to_b || d.len == 0 {
+            return false;
+        }
+        if p.subflow.0 == 0 {
+            for dsn in d.dsn..d.dsn + u64::from(d.len) {
+                *on_0.entry(dsn).or_default() += 1;
+            }
+        }
+        p.subflow.0 != 0
+    };
+    let done = |a: &mut Connection, b: &mut Connection| {
+        b.consume(u64::MAX);
+        a.all_acked()
+    };
+    common::drive_paths(&mut a, &mut b, |s| if s == 0 { 1000 } else { 5 }, 60_000, done, drop).expect("every byte");
+    let rtos: Vec<u64> = (1..3).map(|i| a.subflow_stats(i).unwrap().counters.rtos).collect();
+    let most = on_0.values().copied().max().unwrap_or(0);
+    println!("timeouts on subflows 1 and 2: {rtos:?}; most copies of a byte on subflow 0: {most}");
+    assert!(rtos.iter().all(|&n| n >= 3), "the dead subflows timed out again and again: {rtos:?}");
+    assert_eq!(on_0.len(), 30_000, "subflow 0 carried every byte");
+    assert_eq!(most, 1, "a byte sent on subflow 0 again while its copy was in flight there");
+}

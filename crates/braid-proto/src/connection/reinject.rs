@@ -52,12 +52,17 @@ impl Connection {
             // Linux MPTCP reinjects a timed-out subflow's data on the others.
             // Every failed subflow's whole queue is offered again, so data
             // stranded by an earlier timeout (when no other subflow was usable)
-            // is not left to one segment per backed-off RTO.
-            let stranded: Vec<(u64, u32)> = self
-                .subflows
+            // is not left to one segment per backed-off RTO; but not what a
+            // usable subflow has in flight, whose copy is on its way (Linux's
+            // scheduler skips the subflows in a segment's `path_mask`).
+            let subflows = &self.subflows;
+            let carried =
+                |&(dsn, len): &(u64, u32)| subflows.iter().any(|s| s.usable() && s.carries_in_flight(dsn, len));
+            let stranded: Vec<(u64, u32)> = subflows
                 .iter()
                 .filter(|s| s.potentially_failed())
                 .flat_map(|s| s.retransmit.iter().copied())
+                .filter(|r| !carried(r))
                 .collect();
             self.queue_reinjection(&stranded);
         }
