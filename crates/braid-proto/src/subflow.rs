@@ -1040,6 +1040,13 @@ impl Subflow {
         if cuts {
             self.timed_out = Some(Box::new(TimedOut { lost, after: self.next_pn, undone: false, parked: Vec::new() }));
         }
+        // Linux re-sends from the head of its queue at every timeout. Lost
+        // data joins the queue in the order it was found lost, so the one
+        // segment a backed-off timeout re-sends, lost again, would go behind
+        // the rest and each timeout would send the next segment in turn.
+        // (By data sequence number: data reinjected here, sent later than
+        // higher numbers, goes first, the connection's oldest.)
+        self.retransmit.make_contiguous().sort_by_key(|&(dsn, _)| dsn);
         self.bytes_in_flight = 0;
         self.packets_in_flight = 0;
         self.loss_scan_pn = self.next_pn;

@@ -625,3 +625,32 @@ fn a_recovering_subflow_gets_no_new_data_though_it_is_the_fastest() {
     let (resent, new_at, acks) = timeout_on_subflow_0(2, |sf| if sf == 0 { 10 } else { 200 });
     resent_acknowledged_before(&resent, new_at, &acks);
 }
+
+/// Every timeout re-sends the oldest data the subflow has lost, as Linux
+/// re-sends the head of its queue: with the path down through several
+/// backed-off timeouts, the segment each one sends is the same, the first
+/// unacknowledged one (chaos case 1715479 sent the next of nine in turn,
+/// so the one the receiver needed went out once every nine timeouts).
+#[test]
+fn every_timeout_resends_the_oldest_lost_data() {
+    let (mut a, mut b) = common::pair(Config::default(), "reno", "minrtt", 1);
+    a.write_zeros(20_000);
+    let ms = |x: u64| Instant::ZERO + Duration::from_millis(x);
+    let mut resent: Vec<u64> = Vec::new();
+    let drop = |now: Instant, to_b: bool, p: &Packet| {
+        let down = now >= ms(25) && now < ms(10_000);
+        match &p.frame {
+            Frame::Data(d) if down && to_b && d.len > 0 && now >= ms(100) => resent.push(d.dsn),
+            _ => {}
+        }
+        down
+    };
+    let done = |a: &mut Connection, b: &mut Connection| {
+        b.consume(u64::MAX);
+        a.all_acked()
+    };
+    common::drive(&mut a, &mut b, 5, 60_000, done, drop).expect("every byte arrives once the path is back");
+    println!("re-sent while the path was down: {resent:?}");
+    assert!(resent.len() >= 4, "several timeouts while down: {resent:?}");
+    assert!(resent.iter().all(|&d| d == resent[0]), "not the same segment each time: {resent:?}");
+}
