@@ -209,7 +209,11 @@ fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, limits: &Limits, compet
     // window: one holding under two packets drops all but the first of
     // every flight, a loss rate the links' random loss does not count.
     let policed = smallest_burst / (max_rtt + 0.01);
-    let size = size.min((mathis.min(policed) * 200.0) as u64).max(1);
+    // Nor more than its share of the slowest link (or policer) moves in 400
+    // s: a policer can leave a 100 kbit/s link 30 kbit/s, which two flows
+    // of 4 MB share for 2,100 s (case 1944170).
+    let share = slowest_bps / 8.0 / if competing { 2.0 } else { 1.0 };
+    let size = size.min((mathis.min(policed) * 200.0).min(share * 400.0) as u64).max(1);
     let mut t = format!(
         "name = \"{name}\"\ncc = \"{}\"\nscheduler = \"{}\"\nverify_payload = true\nsize = \"{size}B\"\nmss = {mss}\n",
         CONTROLLERS.choose(rng).unwrap(),
