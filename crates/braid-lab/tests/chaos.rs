@@ -409,17 +409,19 @@ fn intersect(a: &[(f64, f64)], b: &[(f64, f64)]) -> Vec<(f64, f64)> {
     union(out)
 }
 
+/// The outages (seconds) of every link on path `path`, either direction.
+fn path_outages(topo: &braid_sim::Topology, path: usize) -> impl Iterator<Item = (f64, f64)> + '_ {
+    let p = &topo.paths[path];
+    let links = p.forward.iter().chain(&p.reverse);
+    links.flat_map(|&l| topo.links[l].outages.iter().map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64())))
+}
+
 /// When every path of flow `f` is down (a path is down while any link on
 /// its forward or reverse route is, and for good from when the connection
 /// closed its subflow, `closed_at`, to the end of the run at `end`).
 fn all_paths_down(scenario: &braid_lab::Scenario, f: usize, closed_at: &[Option<f64>], end: f64) -> Vec<(f64, f64)> {
-    let topo = &scenario.topology;
     let down = |path: usize, closed: Option<f64>| {
-        let p = &topo.paths[path];
-        let links = p.forward.iter().chain(&p.reverse);
-        let outages =
-            links.flat_map(|&l| topo.links[l].outages.iter().map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64())));
-        union(outages.chain(closed.map(|t| (t, end))).collect())
+        union(path_outages(&scenario.topology, path).chain(closed.map(|t| (t, end))).collect())
     };
     let mut paths = scenario.flows[f].subflows.iter().zip(closed_at).map(|(&(p, _), &closed)| down(p, closed));
     let first = paths.next().unwrap_or_default();
@@ -440,12 +442,7 @@ const FAILURE_SLACK_S: f64 = 5.0;
 /// about 9/8 of it: a subflow that had one may take that long to time out
 /// and be suspected when its path goes down again (case 1620679).
 fn longest_outage_before(scenario: &braid_lab::Scenario, f: usize, t: f64) -> f64 {
-    let topo = &scenario.topology;
-    let links = scenario.flows[f]
-        .subflows
-        .iter()
-        .flat_map(|&(p, _)| topo.paths[p].forward.iter().chain(&topo.paths[p].reverse));
-    let outages = links.flat_map(|&l| topo.links[l].outages.iter().map(|(a, b)| (a.as_secs_f64(), b.as_secs_f64())));
+    let outages = scenario.flows[f].subflows.iter().flat_map(|&(p, _)| path_outages(&scenario.topology, p));
     outages.filter(|&(_, b)| b <= t).map(|(a, b)| b - a).fold(0.0, f64::max)
 }
 
