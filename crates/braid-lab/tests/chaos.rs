@@ -633,6 +633,15 @@ fn chance_that_every_probe_is_lost() {
     assert_eq!(all_lost_from_bad(0.1, 0.3, 0.0, 0.0, 3), 0.0);
 }
 
+/// Generator fixes are kept by case number (the scenario file of a case
+/// the generator got wrong would keep it wrong). Case 1944170: two flows
+/// of 4.0 and 3.1 MB behind a 36 kbit/s policer needed 1,580 s of a
+/// 1,200-s run until sizes were capped by the rate a flow gets.
+#[test]
+fn cases_the_generator_got_wrong_stay_fixed() {
+    check(1944170).unwrap_or_else(|why| panic!("case 1944170: {why}"));
+}
+
 /// Cases the long mode found, kept after their fix as scenario files
 /// (`tests/chaos-found/`, each saying what went wrong): the generator
 /// changes, the scenarios stay.
