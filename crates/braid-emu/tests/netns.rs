@@ -607,10 +607,10 @@ fn delivery_trace() {
         eprintln!("netns test trace skipped: {why}");
         return;
     }
-    let file = RemovedOnDrop(std::env::temp_dir().join(format!("braid-netns-trace-{}.txt", std::process::id())));
+    let file = tempfile::Builder::new().prefix("braid-netns-trace-").suffix(".txt").tempfile().expect("a trace file");
     let text: String = (1..=500).flat_map(|ms| [ms; 4]).chain([1000]).map(|ms| format!("{ms}\n")).collect();
-    std::fs::write(&file.0, text).expect("write the trace");
-    let link = format!(r#"name = "traced"; trace = "{}"; rtt = "2ms"; queue = "500p""#, file.0.display());
+    std::fs::write(file.path(), text).expect("write the trace");
+    let link = format!(r#"name = "traced"; trace = "{}"; rtt = "2ms"; queue = "500p""#, file.path().display());
     let toml = scenario((1, "10Gbit", &[link.as_str()]));
     let want_bytes = 2.0 * 2001.0 * 1504.0;
     attempts("delivery trace", || {
@@ -640,13 +640,4 @@ fn delivery_trace() {
             Err(line)
         }
     });
-}
-
-/// A temporary file, removed also when a test fails.
-struct RemovedOnDrop(std::path::PathBuf);
-
-impl Drop for RemovedOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }

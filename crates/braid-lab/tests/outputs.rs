@@ -26,16 +26,11 @@ fn assert_refused<S: AsRef<str>>(cases: impl IntoIterator<Item = (S, &'static st
     }
 }
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("braid-outputs-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-/// Runs `s` for `duration`, writing its time series into a fresh folder.
-fn run_to_folder(s: &Scenario, duration: Duration, name: &str) -> (braid_lab::Summary, std::path::PathBuf) {
-    let dir = temp_dir(name);
-    let mut ts = TimeSeriesWriter::create(&dir, s, duration).expect("folder");
+/// Runs `s` for `duration`, writing its time series into a fresh folder
+/// (removed when the returned handle drops).
+fn run_to_folder(s: &Scenario, duration: Duration) -> (braid_lab::Summary, tempfile::TempDir) {
+    let dir = tempfile::Builder::new().prefix("braid-outputs-").tempdir().expect("a temporary folder");
+    let mut ts = TimeSeriesWriter::create(dir.path(), s, duration).expect("folder");
     let opts = RunOptions { seed: None, duration: Some(duration) };
     let (_, summary) = run_with(s, opts, &mut ts, &mut |_| {}).expect("builds");
     ts.finish().expect("written");
@@ -56,8 +51,8 @@ fn csv_fields_with_commas_quotes_and_newlines_stay_one_field() {
         "duration = \"1s\"\n[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\nrate = \"10Mbit\"\nrtt = \"10ms\"\n\
          [[flow]]\nname = {name:?}\nsubflows = 2\n"
     ));
-    let (_, dir) = run_to_folder(&s, s.duration, "csv");
-    let (header, rows) = csv_rows(&dir.join("subflows.csv"));
+    let (_, dir) = run_to_folder(&s, s.duration);
+    let (header, rows) = csv_rows(&dir.path().join("subflows.csv"));
     assert_eq!(header.len(), 10);
     assert!(rows.len() >= 20, "{} rows", rows.len());
     for r in &rows {
@@ -65,7 +60,7 @@ fn csv_fields_with_commas_quotes_and_newlines_stay_one_field() {
         assert_eq!(&r[1], name);
         assert!(r[2] == *format!("{name}/0") || r[2] == *format!("{name}/1"), "{r:?}");
     }
-    let (_, links) = csv_rows(&dir.join("links.csv"));
+    let (_, links) = csv_rows(&dir.path().join("links.csv"));
     assert!(links.iter().any(|r| r[1] == *format!("{name}/0-access")), "access links keep their names");
 }
 
@@ -82,8 +77,8 @@ fn utilisation_never_exceeds_one() {
     assert!(files.len() >= 5);
     for file in files {
         let s = braid_lab::load(&file).unwrap();
-        let (summary, dir) = run_to_folder(&s, Duration::from_secs(5), "util");
-        let (_, rows) = csv_rows(&dir.join("links.csv"));
+        let (summary, dir) = run_to_folder(&s, Duration::from_secs(5));
+        let (_, rows) = csv_rows(&dir.path().join("links.csv"));
         let max = rows.iter().map(|r| r[2].parse::<f64>().unwrap()).fold(0.0, f64::max);
         let whole = summary.links.iter().map(|l| l.utilization).fold(0.0, f64::max);
         println!("{}: highest per-interval utilisation {max}, whole run {whole:.4}", file.display());

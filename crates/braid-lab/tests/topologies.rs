@@ -388,8 +388,8 @@ fn a_policed_link_passes_its_rate_and_counts_its_drops() {
 /// millisecond is 12.03 Mbit/s, whatever `rate` would say.
 #[test]
 fn trace_driven_link() {
-    let dir = std::env::temp_dir().join(format!("braid-trace-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new().prefix("braid-trace-test-").tempdir().unwrap();
+    let dir = tmp.path();
     let trace: String = (1..=1000).map(|ms| format!("{ms}\n")).collect();
     std::fs::write(dir.join("one-per-ms.trace"), trace).unwrap();
     let toml = GRAPH.replace("rate = \"100Mbit\"", "trace = \"one-per-ms.trace\"")

@@ -10,10 +10,13 @@ fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
-fn write_scenario(name: &str, body: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("braid-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+/// A folder for one test's files, removed when it drops.
+fn temp_dir() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("braid-cli-test-").tempdir().expect("a temporary folder")
+}
+
+fn write_scenario(dir: &tempfile::TempDir, name: &str, body: &str) -> std::path::PathBuf {
+    let p = dir.path().join(name);
     std::fs::write(&p, body).unwrap();
     p
 }
@@ -81,8 +84,9 @@ fn broken_scenarios_get_clear_errors() {
             "flow[0].app_rate",
         ),
     ];
+    let dir = temp_dir();
     for (name, body, key) in cases {
-        let path = write_scenario(name, body);
+        let path = write_scenario(&dir, name, body);
         let out = braid(&["run", path.to_str().unwrap(), "--quiet"]);
         let (_, err) = text(&out);
         println!("{name}: {}", err.trim());
@@ -122,7 +126,8 @@ fn help_explains_every_command() {
 
 #[test]
 fn default_run_prints_json_and_writes_results() {
-    let dir = std::env::temp_dir().join(format!("braid-cli-out-{}", std::process::id()));
+    let tmp = temp_dir();
+    let dir = tmp.path();
     let out = braid(&["run", "--duration", "2s", "--json", "--out", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out).1);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
@@ -165,7 +170,8 @@ fn table_shows_reordering_and_delay_per_flow() {
 /// table, no wasted simulation.
 #[test]
 fn unwritable_out_is_refused_before_the_run() {
-    let file = write_scenario("not-a-folder", "");
+    let dir = temp_dir();
+    let file = write_scenario(&dir, "not-a-folder", "");
     let out = braid(&["run", "--duration", "2s", "--quiet", "--out", file.join("results").to_str().unwrap()]);
     let (stdout, err) = text(&out);
     println!("{err}");
@@ -186,17 +192,20 @@ fn warnings_and_estimates_come_before_the_run() {
     assert!(stdout.contains("valid") && stdout.contains("estimate"), "{stdout}");
 
     let flows: String = (0..400).map(|i| format!("[[flow]]\nname = \"f{i}\"\nsubflows = 2\n")).collect();
+    let dir = temp_dir();
     let crowded = write_scenario(
+        &dir,
         "crowded.toml",
         &format!("sample_interval = \"1ms\"\n[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\nrate = \"1Gbit\"\n{flows}"),
     );
-    let dir = std::env::temp_dir().join(format!("braid-cli-crowded-{}", std::process::id()));
-    let (_, err) = text(&braid(&["run", crowded.to_str().unwrap(), "--check", "--out", dir.to_str().unwrap()]));
+    let out = dir.path().join("results");
+    let (_, err) = text(&braid(&["run", crowded.to_str().unwrap(), "--check", "--out", out.to_str().unwrap()]));
     assert!(err.contains("time series will be large") && err.contains("GB"), "{err}");
     let (_, err) = text(&braid(&["run", crowded.to_str().unwrap(), "--check", "--json"]));
     assert!(!err.contains("warning"), "nothing is kept without --out: {err}");
 
     let late = write_scenario(
+        &dir,
         "late.toml",
         "duration = \"10s\"\n[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\nstart = \"11s\"\n",
     );

@@ -82,8 +82,8 @@ fn a_backup_path_opens_but_stays_idle_while_the_other_works() {
 
 #[test]
 fn a_file_arrives_on_disk_byte_for_byte() {
-    let dir = std::env::temp_dir().join(format!("braid-net-file-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new().prefix("braid-net-file-").tempdir().unwrap();
+    let dir = tmp.path();
     let (src, dst) = (dir.join("sent.bin"), dir.join("received.bin"));
     // Not a multiple of any buffer size, not all the same byte.
     let data: Vec<u8> = (0..3_000_017u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
@@ -95,7 +95,6 @@ fn a_file_arrives_on_disk_byte_for_byte() {
     let (s, r) = (sent.last().unwrap(), got.last().unwrap());
     assert_eq!(s["sha256"], r["sha256"]);
     assert_eq!(r["bytes"], data.len());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

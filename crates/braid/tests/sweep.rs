@@ -48,13 +48,6 @@ conclusions = [
 
 const RUNS: usize = 2 * 2 * 2 * 2;
 
-fn workdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("braid-sweep-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 fn braid() -> Command {
     Command::new(env!("CARGO_BIN_EXE_braid"))
 }
@@ -105,7 +98,8 @@ fn assert_same_tree(a: &Path, b: &Path) {
 
 #[test]
 fn reduced_campaign_end_to_end() {
-    let dir = workdir("e2e");
+    let tmp = tempfile::Builder::new().prefix("braid-sweep-test-").tempdir().unwrap();
+    let dir = tmp.path();
     let campaign = dir.join("reduced.toml");
     std::fs::write(&campaign, CAMPAIGN).unwrap();
 
@@ -186,7 +180,7 @@ fn reduced_campaign_end_to_end() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("different plan"));
 
-    check_report_in_chromium(&single.join("report").join("index.html"), &dir);
+    check_report_in_chromium(&single.join("report").join("index.html"), dir);
 }
 
 /// Loads the page in headless Chromium: it must render, every figure's

@@ -27,8 +27,8 @@ rate = "10Mbit"
 
 #[test]
 fn graph_errors_exit_2_naming_file_and_key() {
-    let dir = std::env::temp_dir().join(format!("braid-graph-errors-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new().prefix("braid-graph-errors-").tempdir().unwrap();
+    let dir = tmp.path();
     let cases = [
         (
             "unknown-link.toml",
