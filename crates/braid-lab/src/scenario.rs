@@ -215,6 +215,25 @@ impl Scenario {
                 }
             }
         }
+        for (i, c) in self.cross.iter().enumerate() {
+            let Some((on, off)) = c.on_off else { continue };
+            // An on period sends whole packets, at least one: short periods
+            // or large packets send more than `rate` x on / (on + off).
+            let asked = c.bits_per_sec as f64 * on.as_secs_f64() / (on + off).as_secs_f64();
+            let sent = c.mean_bits_per_sec();
+            if sent > 1.25 * asked {
+                let packet_ms = f64::from(c.packet_bytes) * 8e3 / c.bits_per_sec.max(1) as f64;
+                out.push(format!(
+                    "{}: key `cross[{i}].on`: each on period of {:.3} ms sends whole {}-byte packets, at least one \
+                     ({packet_ms:.3} ms each at `rate`): {sent:.0} bit/s on average, {:.1} times the {asked:.0} \
+                     bit/s of `rate` x on / (on + off); make `on` a few packets long or `packet` smaller",
+                    self.file,
+                    on.as_secs_f64() * 1e3,
+                    c.packet_bytes,
+                    sent / asked
+                ));
+            }
+        }
         out
     }
 }

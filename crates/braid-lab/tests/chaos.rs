@@ -7,11 +7,14 @@
 //! 1 Gbit/s, RTTs from 0.1 to 400 ms, random and bursty loss (Bernoulli,
 //! Gilbert-Elliott, short outages), outages up to every path down and back,
 //! token-bucket policers, queues and buffers from tiny to large (drop-tail,
-//! RED or random drop), fixed and autotuned buffers, every controller x
-//! scheduler, opportunistic retransmission, quick ACKs, slow start after
-//! idle and Linux's TSO deferral on and off, sized bulk transfers and
-//! constant-rate sources, short failure timeouts, packets carried as
-//! wire-format bytes, all with payload verification.
+//! RED or random drop), fixed and autotuned buffers (seed 003's rule and
+//! the kernel's), every controller x scheduler with and without the
+//! schedulers' settings, opportunistic retransmission, quick ACKs, ACK
+//! delays, slow start after idle and Linux's TSO deferral on and off,
+//! sized bulk transfers and constant-rate sources, non-responsive cross
+//! traffic (steady, on/off, for a while) on a path, short failure
+//! timeouts, packets carried as wire-format bytes, all with payload
+//! verification.
 //! Every flow must deliver its bytes exactly once, unchanged and in order,
 //! or, with every path down past its failure timeout, report the failure
 //! (see [`check`]). Multipath reordering comes from the paths' unequal
@@ -179,6 +182,76 @@ fn gen_buffer(rng: &mut ChaCha8Rng, floor: f64) -> String {
     }
 }
 
+/// A send buffer from `rng`'s draw, or now and then the kernel's
+/// autotuning (drawn from `extra`), capped no lower than `floor`.
+fn gen_send_buffer(extra: &mut ChaCha8Rng, drawn: String, floor: f64) -> String {
+    match extra.gen_range(0..10) {
+        0 => "kernel".into(),
+        1 => format!("kernel:{}B", log_uniform(extra, floor, floor.max(16e6)).round() as u64),
+        _ => drawn,
+    }
+}
+
+/// Keys drawn from the second stream (`extra`): the scheduler's settings
+/// and the receiver's ACK delay.
+fn gen_extras(extra: &mut ChaCha8Rng, scheduler: &str) -> String {
+    let mut t = String::new();
+    if extra.gen_bool(0.4) {
+        t += &match scheduler {
+            "rr" => format!(
+                "scheduler_settings = {{ num_segments = {}, cwnd_limited = {} }}\n",
+                if extra.gen_bool(0.5) { extra.gen_range(1..=4) } else { extra.gen_range(1..=1000) },
+                extra.gen_bool(0.5)
+            ),
+            "ecf" => format!("scheduler_settings = {{ beta = {:.3} }}\n", extra.gen_range(0.0..=1.0)),
+            "llhd" => format!("scheduler_settings = {{ beta = {:.4} }}\n", log_uniform(extra, 1e-4, 100.0)),
+            "blest" => format!("scheduler_settings = {{ lambda = {:.3} }}\n", extra.gen_range(1.0..=1.3)),
+            _ => String::new(),
+        };
+    }
+    if extra.gen_bool(0.2) {
+        t += &format!("max_ack_delay = \"{:.3}ms\"\n", log_uniform(extra, 0.1, 500.0));
+    }
+    t
+}
+
+/// Non-responsive constant-rate traffic on `path`, at `fraction` of
+/// `rate_bps`, steady or on/off, drawn from `extra`: a `[[cross]]` table.
+/// An on period lasts at least ten packets: each sends whole packets, so
+/// shorter ones send more than the rate asks (up to one packet a period
+/// however short; cases 2220664 and 50 more in the first batch with cross
+/// traffic, whose on periods of a few ms sent 20 times the link's rate).
+fn gen_cross(extra: &mut ChaCha8Rng, path: &str, rate_bps: f64, fraction: f64) -> String {
+    let rate = (rate_bps * fraction).max(1.0);
+    let mut t = format!("[[cross]]\npath = \"{path}\"\nrate = \"{rate:.0}bit\"\n");
+    let packet = if extra.gen_bool(0.3) { extra.gen_range(40..=1500) } else { 1500 };
+    t += &format!("packet = \"{packet}B\"\n");
+    if extra.gen_bool(0.5) {
+        let ten_packets_ms = 10.0 * f64::from(packet) * 8.0 / rate * 1e3;
+        t += &format!(
+            "on = \"{:.3}ms\"\noff = \"{:.3}ms\"\n",
+            log_uniform(extra, 1.0, 1000.0).max(ten_packets_ms),
+            log_uniform(extra, 1.0, 1000.0)
+        );
+    }
+    if extra.gen_bool(0.3) {
+        let start = extra.gen_range(0.0..10.0);
+        t += &format!("start = \"{start:.3}s\"\nstop = \"{:.3}s\"\n", start + log_uniform(extra, 0.01, 100.0));
+    }
+    t
+}
+
+/// The share of a path's rate cross traffic takes, if any (15% of cases).
+fn gen_cross_fraction(extra: &mut ChaCha8Rng) -> Option<f64> {
+    extra.gen_bool(0.15).then(|| extra.gen_range(0.05..=0.5))
+}
+
+/// What cross traffic at `fraction` leaves of a path's rate, at worst:
+/// whole packets make an on period send up to a tenth more.
+fn left_by(cross: Option<f64>) -> f64 {
+    1.0 - 1.1 * cross.unwrap_or(0.0)
+}
+
 /// One flow's keys, without `paths` or `subflows`.
 /// A window-limited flow moves a buffer per round trip: buffers are at least
 /// large enough to move `size` over paths of up to `max_rtt` seconds in 300 s.
@@ -198,7 +271,14 @@ struct Limits {
     smallest_burst: f64,
 }
 
-fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, limits: &Limits, competing: bool) -> String {
+fn gen_flow(
+    rng: &mut ChaCha8Rng,
+    extra: &mut ChaCha8Rng,
+    name: &str,
+    size: u64,
+    limits: &Limits,
+    competing: bool,
+) -> String {
     let Limits { slowest_bps, max_rtt, max_loss, smallest_burst } = *limits;
     let mss = if rng.gen_bool(0.15) { rng.gen_range(64..=1448) } else { 1448 };
     // No larger than TCP's loss-limited rate (Mathis et al.: 1.22 MSS /
@@ -214,13 +294,15 @@ fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, limits: &Limits, compet
     // of 4 MB share for 2,100 s (case 1944170).
     let share = slowest_bps / 8.0 / if competing { 2.0 } else { 1.0 };
     let size = size.min((mathis.min(policed) * 200.0).min(share * 400.0) as u64).max(1);
+    let (cc, scheduler) = (CONTROLLERS.choose(rng).unwrap(), SCHEDULERS.choose(rng).unwrap());
     let mut t = format!(
-        "name = \"{name}\"\ncc = \"{}\"\nscheduler = \"{}\"\nverify_payload = true\nsize = \"{size}B\"\nmss = {mss}\n",
-        CONTROLLERS.choose(rng).unwrap(),
-        SCHEDULERS.choose(rng).unwrap(),
+        "name = \"{name}\"\ncc = \"{cc}\"\nscheduler = \"{scheduler}\"\nverify_payload = true\nsize = \"{size}B\"\nmss = {mss}\n"
     );
     let floor = (size as f64 * (max_rtt + 0.01) / 300.0).max(f64::from(mss));
-    t += &format!("send_buffer = \"{}\"\nrecv_buffer = \"{}\"\n", gen_buffer(rng, floor), gen_buffer(rng, floor));
+    let (send_buffer, recv_buffer) = (gen_buffer(rng, floor), gen_buffer(rng, floor));
+    t +=
+        &format!("send_buffer = \"{}\"\nrecv_buffer = \"{recv_buffer}\"\n", gen_send_buffer(extra, send_buffer, floor));
+    t += &gen_extras(extra, scheduler);
     if rng.gen_bool(0.3) {
         t += &format!("start = \"{:.3}s\"\n", rng.gen_range(0.0..2.0));
     }
@@ -273,6 +355,11 @@ fn gen_flow(rng: &mut ChaCha8Rng, name: &str, size: u64, limits: &Limits, compet
 /// The scenario of case `case`, as a scenario file.
 fn generate(case: u64) -> String {
     let mut rng = ChaCha8Rng::seed_from_u64(case);
+    // Keys added at case 2,220,000 (cross traffic, scheduler settings, ACK
+    // delays, the kernel's send buffer) draw from a second stream, so the
+    // first stream's draws stay what they were for every case.
+    let mut extra = ChaCha8Rng::seed_from_u64(case);
+    extra.set_stream(1);
     let mut t = format!("name = \"chaos-{case}\"\nseed = {case}\nduration = \"1200s\"\n");
     let size = gen_size(&mut rng);
     // Outages fall within roughly the time a transfer at 1 Mbit/s would take.
@@ -286,7 +373,7 @@ fn generate(case: u64) -> String {
     };
     let kind = rng.gen_range(0..20);
     if kind < 4 {
-        t += &gen_graph(&mut rng, span, &shared, size);
+        t += &gen_graph(&mut rng, &mut extra, span, &shared, size);
     } else if kind < 15 {
         let n = rng.gen_range(1..=4);
         let links: Vec<Link> = (0..n)
@@ -299,12 +386,14 @@ fn generate(case: u64) -> String {
         for l in &links {
             t += &format!("[[topology.link]]\n{}", l.toml);
         }
-        let slowest = links.iter().map(|l| l.rate_bps).fold(f64::INFINITY, f64::min);
+        let cross = gen_cross_fraction(&mut extra).map(|f| (extra.gen_range(0..links.len()), f));
+        let left = left_by(cross.map(|c| c.1));
+        let slowest = links.iter().map(|l| l.rate_bps).fold(f64::INFINITY, f64::min) * left;
         let max_rtt = links.iter().map(|l| l.rtt_s + l.queue_s).fold(0.0, f64::max);
         let max_loss = links.iter().map(|l| l.loss).fold(0.0, f64::max);
         let smallest_burst = links.iter().map(|l| l.burst).fold(f64::INFINITY, f64::min);
         let limits = Limits { slowest_bps: slowest, max_rtt, max_loss, smallest_burst };
-        t += &format!("[[flow]]\n{}", gen_flow(&mut rng, "f", size, &limits, false));
+        t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &mut extra, "f", size, &limits, false));
         let mut paths: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
         paths.shuffle(&mut rng);
         paths.truncate(rng.gen_range(1..=paths.len()));
@@ -313,18 +402,28 @@ fn generate(case: u64) -> String {
         if !backup.is_empty() {
             t += &format!("backup = {backup:?}\n");
         }
+        if let Some((k, f)) = cross {
+            t += &gen_cross(&mut extra, &links[k].name, links[k].rate_bps, f);
+        }
     } else {
         let outages = gen_outages(&mut rng, span, &shared);
         let b = gen_link(&mut rng, "bottleneck", &outages, None);
         t += &format!("[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\n{}", b.toml);
         let flows = rng.gen_range(1..=2);
+        let cross = gen_cross_fraction(&mut extra);
+        let left = left_by(cross);
         for k in 0..flows {
             let size = if k == 0 { size } else { gen_size(&mut rng) };
             let extra_ms = if rng.gen_bool(0.5) { log_uniform(&mut rng, 0.1, 200.0) } else { 0.0 };
             let rtt = b.rtt_s + b.queue_s + extra_ms / 1e3;
-            let limits = Limits { slowest_bps: b.rate_bps, max_rtt: rtt, max_loss: b.loss, smallest_burst: b.burst };
-            t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &format!("f{k}"), size, &limits, flows > 1));
+            let slowest_bps = b.rate_bps * left;
+            let limits = Limits { slowest_bps, max_rtt: rtt, max_loss: b.loss, smallest_burst: b.burst };
+            t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &mut extra, &format!("f{k}"), size, &limits, flows > 1));
             t += &format!("subflows = {}\nextra_rtt = \"{extra_ms:.3}ms\"\n", rng.gen_range(1..=4));
+        }
+        if let Some(f) = cross {
+            // Across the bottleneck, on the first flow's first subflow's route.
+            t += &gen_cross(&mut extra, "f0/0", b.rate_bps, f);
         }
     }
     t
@@ -335,7 +434,7 @@ fn generate(case: u64) -> String {
 /// with two routers or more, sometimes a cross link `R1 > R2` making a path
 /// that shares its first hop with one path and its last with another.
 /// One flow over a random subset of the paths.
-fn gen_graph(rng: &mut ChaCha8Rng, span: f64, shared: &[(f64, f64)], size: u64) -> String {
+fn gen_graph(rng: &mut ChaCha8Rng, extra: &mut ChaCha8Rng, span: f64, shared: &[(f64, f64)], size: u64) -> String {
     let routers = rng.gen_range(1..=3);
     let mut hops: Vec<(String, String, String)> = Vec::new();
     for i in 1..=routers {
@@ -363,10 +462,14 @@ fn gen_graph(rng: &mut ChaCha8Rng, span: f64, shared: &[(f64, f64)], size: u64) 
         let names: Vec<&str> = via.iter().map(|&l| hops[l].0.as_str()).collect();
         t += &format!("[[topology.path]]\nname = \"{name}\"\nlinks = {names:?}\n");
     }
+    let all_paths = paths.clone();
     paths.shuffle(rng);
     paths.truncate(rng.gen_range(1..=paths.len()));
     let used: Vec<usize> = paths.iter().flat_map(|(_, via)| via.iter().copied()).collect();
-    let slowest = used.iter().map(|&l| links[l].rate_bps).fold(f64::INFINITY, f64::min);
+    // Cross traffic on any defined path, the flow's or not.
+    let cross = gen_cross_fraction(extra).map(|f| (extra.gen_range(0..all_paths.len()), f));
+    let left = left_by(cross.map(|c| c.1));
+    let slowest = used.iter().map(|&l| links[l].rate_bps).fold(f64::INFINITY, f64::min) * left;
     let max_rtt = paths
         .iter()
         .map(|(_, via)| via.iter().map(|&l| links[l].rtt_s / 2.0 + links[l].queue_s).sum::<f64>() * 2.0)
@@ -377,9 +480,14 @@ fn gen_graph(rng: &mut ChaCha8Rng, span: f64, shared: &[(f64, f64)], size: u64) 
         .fold(0.0, f64::max);
     let smallest_burst = used.iter().map(|&l| links[l].burst).fold(f64::INFINITY, f64::min);
     let limits = Limits { slowest_bps: slowest, max_rtt, max_loss, smallest_burst };
-    t += &format!("[[flow]]\n{}", gen_flow(rng, "f", size, &limits, false));
+    t += &format!("[[flow]]\n{}", gen_flow(rng, extra, "f", size, &limits, false));
     let names: Vec<&str> = paths.iter().map(|(n, _)| n.as_str()).collect();
     t += &format!("paths = {names:?}\n");
+    if let Some((k, f)) = cross {
+        let (name, via) = &all_paths[k];
+        let rate = via.iter().map(|&l| links[l].rate_bps).fold(f64::INFINITY, f64::min);
+        t += &gen_cross(extra, name, rate, f);
+    }
     t
 }
 

@@ -218,6 +218,19 @@ fn questionable_inputs_are_refused_or_warned_about() {
     assert!(w.len() == 1 && w[0].contains("`flow[0].app_message`"), "{w:?}");
     assert!(big.warnings(Duration::from_secs(17)).is_empty(), "17 s leaves time for the second message");
     assert!(scenario(braid_lab::DEFAULT_SCENARIO).warnings(Duration::from_secs(30)).is_empty());
+    // On/off cross traffic sends whole packets: a 4 ms on period at 100
+    // kbit/s (one 1500-byte packet takes 120 ms) sends one packet every 5.5
+    // ms, 2.2 Mbit/s rather than 73 kbit/s.
+    let cross = |on: &str| {
+        scenario(
+            &(hybrid("10s", &["name = \"P\", rate = \"10Mbit\""], "")
+                + &format!("[[cross]]\npath = \"P\"\nrate = \"100kbit\"\non = \"{on}\"\noff = \"1.5ms\"\n")),
+        )
+    };
+    let w = cross("4ms").warnings(Duration::from_secs(10));
+    println!("{w:?}");
+    assert!(w.len() == 1 && w[0].contains("`cross[0].on`") && w[0].contains("2181818 bit/s"), "{w:?}");
+    assert!(cross("1200ms").warnings(Duration::from_secs(10)).is_empty(), "ten packets an on period");
 }
 
 /// Percentiles within 0.1%: the default run's p50, p95 and p99 differ
