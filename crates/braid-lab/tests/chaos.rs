@@ -1,7 +1,8 @@
 //! Randomised integrity test: random scenarios, every byte checked.
 //!
 //! Each case is a scenario generated from its case number: 1 to 4 paths
-//! (hybrid access), a shared bottleneck (dumbbell) with a competing flow,
+//! (hybrid access), a shared bottleneck (dumbbell) with a competing flow
+//! (and sometimes access links slower than the default),
 //! or a graph (one to three routers between source and destination, paths
 //! of two or three links, some sharing a link), rates from 100 kbit/s to
 //! 1 Gbit/s, RTTs from 0.1 to 400 ms, random and bursty loss (Bernoulli,
@@ -408,7 +409,15 @@ fn generate(case: u64) -> String {
     } else {
         let outages = gen_outages(&mut rng, span, &shared);
         let b = gen_link(&mut rng, "bottleneck", &outages, None);
-        t += &format!("[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\n{}", b.toml);
+        t += "[topology]\nkind = \"dumbbell\"\n";
+        if extra.gen_bool(0.2) {
+            // Access links from the bottleneck's rate up: they space each
+            // sender's bursts. (Slower ones, with their deep queues, would
+            // hold seconds of a flow's window, beyond what the failure
+            // timeouts drawn here allow.)
+            t += &format!("access_rate = \"{:.0}bit\"\n", b.rate_bps * log_uniform(&mut extra, 1.0, 100.0));
+        }
+        t += &format!("[topology.bottleneck]\n{}", b.toml);
         let flows = rng.gen_range(1..=2);
         let cross = gen_cross_fraction(&mut extra);
         let left = left_by(cross);
