@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use braid_proto::endpoint::{ConnectionHandle, DatagramEvent, Drop, Endpoint, EndpointConfig};
-use braid_proto::{cc, crypto::RustCrypto, sched, wire, Config, Connection, Duration, Instant};
+use braid_proto::{cc, crypto::RustCrypto, sched, wire, Config, Connection, Duration, Instant, SendAutotune};
 
 /// Reads the driving bytes; zeros once they run out.
 struct Script<'a> {
@@ -139,6 +139,12 @@ pub fn drive(bytes: &[u8]) -> Outcome {
         early_joins: sizes & 4 != 0,
         tso_defer: sizes & 8 != 0,
         mss_floor: (sizes & 16 != 0).then_some(200),
+        // Bits 5 and 6: the send buffer's autotuning, and with the kernel's
+        // now and then a long ACK delay; bit 7: the receive buffer's.
+        send_autotune: [SendAutotune::Off, SendAutotune::Seed003, SendAutotune::Kernel, SendAutotune::Kernel]
+            [usize::from(sizes >> 5 & 3)],
+        max_ack_delay: if sizes >> 5 & 3 == 3 { Duration::from_millis(200) } else { Config::default().max_ack_delay },
+        recv_autotune: sizes & 128 != 0,
         failure_timeout: Duration::from_secs(20),
         ..Config::default()
     };
