@@ -4,7 +4,8 @@
 //! (hybrid access), a shared bottleneck (dumbbell) with a competing flow
 //! (and sometimes access links slower than the default),
 //! or a graph (one to three routers between source and destination, paths
-//! of two or three links, some sharing a link), rates from 100 kbit/s to
+//! of two or three links, some sharing a link; sometimes two to five copies
+//! of its flow compete), rates from 100 kbit/s to
 //! 1 Gbit/s, RTTs from 0.1 to 400 ms, random and bursty loss (Bernoulli,
 //! Gilbert-Elliott, short outages), outages up to every path down and back,
 //! token-bucket policers, queues and buffers from tiny to large (drop-tail,
@@ -258,8 +259,9 @@ fn left_by(cross: Option<f64>) -> f64 {
 /// large enough to move `size` over paths of up to `max_rtt` seconds in 300 s.
 /// A short failure timeout is set only well above the longest round trip
 /// a full queue allows (`max_rtt` includes queueing), so a slow ACK is not
-/// taken for a dead path, and only on a flow that has its paths to itself:
-/// one starved by a `competing` flow on a slow link can go without an ACK
+/// taken for a dead path, and only on a flow that has its paths to itself
+/// (`sharers` counts the flows on them, this one included): one starved
+/// by a competing flow on a slow link can go without an ACK
 /// for minutes, a congestion collapse, not the path failure this test is
 /// about; such flows wait 10 minutes before giving up.
 /// What a flow's paths allow at worst: the slowest rate, the longest round
@@ -278,7 +280,7 @@ fn gen_flow(
     name: &str,
     size: u64,
     limits: &Limits,
-    competing: bool,
+    sharers: u32,
 ) -> String {
     let Limits { slowest_bps, max_rtt, max_loss, smallest_burst } = *limits;
     let mss = if rng.gen_bool(0.15) { rng.gen_range(64..=1448) } else { 1448 };
@@ -293,7 +295,7 @@ fn gen_flow(
     // Nor more than its share of the slowest link (or policer) moves in 400
     // s: a policer can leave a 100 kbit/s link 30 kbit/s, which two flows
     // of 4 MB share for 2,100 s (case 1944170).
-    let share = slowest_bps / 8.0 / if competing { 2.0 } else { 1.0 };
+    let share = slowest_bps / 8.0 / f64::from(sharers);
     let size = size.min((mathis.min(policed) * 200.0).min(share * 400.0) as u64).max(1);
     let (cc, scheduler) = (CONTROLLERS.choose(rng).unwrap(), SCHEDULERS.choose(rng).unwrap());
     let mut t = format!(
@@ -323,7 +325,7 @@ fn gen_flow(
         t += &format!("initial_window = {}\n", rng.gen_range(1..=40));
     }
     let shortest_timeout = 4.0 * max_rtt + 1.0;
-    if competing {
+    if sharers > 1 {
         t += "failure_timeout = \"600s\"\n";
     } else if rng.gen_bool(0.3) && shortest_timeout < 40.0 {
         t += &format!("failure_timeout = \"{:.3}s\"\n", log_uniform(rng, shortest_timeout, 40.0));
@@ -394,7 +396,7 @@ fn generate(case: u64) -> String {
         let max_loss = links.iter().map(|l| l.loss).fold(0.0, f64::max);
         let smallest_burst = links.iter().map(|l| l.burst).fold(f64::INFINITY, f64::min);
         let limits = Limits { slowest_bps: slowest, max_rtt, max_loss, smallest_burst };
-        t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &mut extra, "f", size, &limits, false));
+        t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &mut extra, "f", size, &limits, 1));
         let mut paths: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
         paths.shuffle(&mut rng);
         paths.truncate(rng.gen_range(1..=paths.len()));
@@ -427,7 +429,7 @@ fn generate(case: u64) -> String {
             let rtt = b.rtt_s + b.queue_s + extra_ms / 1e3;
             let slowest_bps = b.rate_bps * left;
             let limits = Limits { slowest_bps, max_rtt: rtt, max_loss: b.loss, smallest_burst: b.burst };
-            t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &mut extra, &format!("f{k}"), size, &limits, flows > 1));
+            t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &mut extra, &format!("f{k}"), size, &limits, flows));
             t += &format!("subflows = {}\nextra_rtt = \"{extra_ms:.3}ms\"\n", rng.gen_range(1..=4));
         }
         if let Some(f) = cross {
@@ -489,9 +491,15 @@ fn gen_graph(rng: &mut ChaCha8Rng, extra: &mut ChaCha8Rng, span: f64, shared: &[
         .fold(0.0, f64::max);
     let smallest_burst = used.iter().map(|&l| links[l].burst).fold(f64::INFINITY, f64::min);
     let limits = Limits { slowest_bps: slowest, max_rtt, max_loss, smallest_burst };
-    t += &format!("[[flow]]\n{}", gen_flow(rng, extra, "f", size, &limits, false));
+    // Now and then several copies of the flow (`count`), started over a
+    // few seconds, compete for the paths.
+    let copies = if extra.gen_bool(0.15) { extra.gen_range(2..=5) } else { 1 };
+    t += &format!("[[flow]]\n{}", gen_flow(rng, extra, "f", size, &limits, copies));
     let names: Vec<&str> = paths.iter().map(|(n, _)| n.as_str()).collect();
     t += &format!("paths = {names:?}\n");
+    if copies > 1 {
+        t += &format!("count = {copies}\nstart_spread = \"{:.3}s\"\n", extra.gen_range(0.0..5.0));
+    }
     if let Some((k, f)) = cross {
         let (name, via) = &all_paths[k];
         let rate = via.iter().map(|&l| links[l].rate_bps).fold(f64::INFINITY, f64::min);
