@@ -358,9 +358,11 @@ fn gen_flow(
 /// The scenario of case `case`, as a scenario file.
 fn generate(case: u64) -> String {
     let mut rng = ChaCha8Rng::seed_from_u64(case);
-    // Keys added at case 2,220,000 (cross traffic, scheduler settings, ACK
-    // delays, the kernel's send buffer) draw from a second stream, so the
-    // first stream's draws stay what they were for every case.
+    // What was added from case 2,220,000 on (cross traffic, scheduler
+    // settings, ACK delays, the kernel's send buffer, dumbbell access
+    // rates, competing copies of a graph's flow) draws from a second
+    // stream, so the first stream's draws stay what they were for every
+    // case.
     let mut extra = ChaCha8Rng::seed_from_u64(case);
     extra.set_stream(1);
     let mut t = format!("name = \"chaos-{case}\"\nseed = {case}\nduration = \"1200s\"\n");
