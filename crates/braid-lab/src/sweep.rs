@@ -16,6 +16,7 @@
 //! Memory stays bounded however many runs: the plan holds indices only,
 //! each worker holds one simulation, and summaries go to disk as they finish.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -88,6 +89,11 @@ pub enum Progress {
     Start { in_slice: usize, to_run: usize },
     /// A run finished; `done` of `to_run` so far.
     Finished { id: String, done: usize, to_run: usize },
+    /// A run's scenario is valid but probably not what was meant
+    /// ([`crate::Scenario::warnings`]): sent for the first run that gives
+    /// it, naming that run, and once more before `Aggregating` with how
+    /// many runs gave it, when more than one did.
+    Warning(String),
     /// Writing `runs.csv`, `scores.json` and the report.
     Aggregating,
 }
@@ -200,11 +206,23 @@ pub fn sweep(
     progress(Progress::Start { in_slice: slice.len(), to_run });
     let done = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
+    // Each warning without the run it names, and how many runs gave it.
+    let warned: Mutex<BTreeMap<String, usize>> = Mutex::default();
     let work = || {
         pending.par_iter().for_each(|r| {
             let id = plan.run_id(r);
-            if let Err(e) = run_one(dir, &plan, r) {
-                failures.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{id}: {e}"));
+            match run_one(dir, &plan, r) {
+                Ok(warnings) => {
+                    for (full, general) in warnings {
+                        let mut w = warned.lock().unwrap_or_else(|p| p.into_inner());
+                        let n = w.entry(general).or_default();
+                        *n += 1;
+                        if *n == 1 {
+                            progress(Progress::Warning(full));
+                        }
+                    }
+                }
+                Err(e) => failures.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{id}: {e}")),
             }
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             progress(Progress::Finished { id, done: n, to_run });
@@ -215,6 +233,11 @@ pub fn sweep(
         None => work(),
     }
     let failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+    for (general, n) in warned.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        if n > 1 {
+            progress(Progress::Warning(format!("{}{general} ({n} runs gave this warning)", campaign.file)));
+        }
+    }
     progress(Progress::Aggregating);
     crate::sweep_results::write(dir, &plan)?;
     if let Some(first) = failures.first() {
@@ -223,13 +246,21 @@ pub fn sweep(
     Ok(SweepOutcome { planned: plan.runs.len(), in_slice: slice.len(), skipped: slice.len() - to_run, ran: to_run })
 }
 
-fn run_one(dir: &Path, plan: &Plan, r: &RunSpec) -> Result<(), SweepError> {
+/// Runs `r` and writes its summary; returns its scenario's warnings, each
+/// as written (naming the run) and without the run.
+fn run_one(dir: &Path, plan: &Plan, r: &RunSpec) -> Result<Vec<(String, String)>, SweepError> {
     let scenario = plan.scenario(r)?;
+    let warnings = scenario.warnings(plan.duration).into_iter().map(|w| {
+        let general = w.strip_prefix(&scenario.file).unwrap_or(&w).to_string();
+        (w, general)
+    });
+    let warnings = warnings.collect();
     let opts = RunOptions { seed: Some(r.seed), duration: Some(plan.duration) };
     let (_, summary) = run(&scenario, opts, &mut |_| {}).map_err(|e| io(dir, e))?;
     let path = summary_path(dir, plan, r);
     let json = serde_json::to_string_pretty(&summary).map_err(|e| io(&path, e))?;
-    write_atomic(&path, (json + "\n").as_bytes())
+    write_atomic(&path, (json + "\n").as_bytes())?;
+    Ok(warnings)
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

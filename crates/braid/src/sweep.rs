@@ -147,6 +147,10 @@ impl Reporter {
                     }
                 }
             }
+            Progress::Warning(w) => match &self.bar {
+                Some(b) => b.println(format!("warning: {w}")),
+                None => eprintln!("warning: {w}"),
+            },
             Progress::Aggregating => {
                 if let Some(b) = &self.bar {
                     b.set_message("writing runs.csv, scores.json, report");

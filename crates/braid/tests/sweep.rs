@@ -218,3 +218,26 @@ fn check_report_in_chromium(page: &Path, dir: &Path) {
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
     assert!(console.is_empty(), "console messages: {console:?}");
 }
+
+/// A scenario's warnings reach the sweep's output: once, naming the first
+/// run that gives one, then with how many runs did.
+#[test]
+fn warnings_name_a_run_and_count_the_rest() {
+    let tmp = tempfile::Builder::new().prefix("braid-sweep-test-").tempdir().unwrap();
+    let campaign = tmp.path().join("late.toml");
+    let flow = |start: &str| format!("flow = [{{ start = \"{start}\" }}]");
+    let text = format!(
+        "name = \"late\"\nduration = \"1s\"\nseeds = 3\n[base]\n\
+         topology = {{ kind = \"hybrid-access\", link = [{{ name = \"P\", rate = \"10Mbit\" }}] }}\n{}\n\
+         [[scenario]]\nfamily = \"f\"\nname = \"late\"\n[[scenario]]\nfamily = \"f\"\nname = \"early\"\n{}\n",
+        flow("2s"),
+        flow("0s")
+    );
+    std::fs::write(&campaign, text).unwrap();
+    let err = sweep(&campaign, &tmp.path().join("out"), &["--jobs", "2"]);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    println!("{warnings:#?}");
+    assert_eq!(warnings.len(), 2, "{err}");
+    assert!(warnings[0].contains("(run late/seed") && warnings[0].contains("`flow[0].start`"), "{err}");
+    assert!(warnings[1].contains("late.toml: key `flow[0].start`") && warnings[1].contains("(3 runs gave"), "{err}");
+}
