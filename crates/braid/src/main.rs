@@ -191,7 +191,8 @@ fn cmd_run(
     let scenario = load(file)?;
     let duration = opts.duration.unwrap_or(scenario.duration);
     let cost = estimate::estimate(&scenario, duration, out.is_some());
-    for w in scenario.warnings(duration).into_iter().chain(cost.warnings()) {
+    warn_about(&scenario, duration);
+    for w in cost.warnings() {
         eprintln!("warning: {w}");
     }
     if check {
@@ -253,8 +254,17 @@ fn cmd_list() {
     emit(&text);
 }
 
+/// Prints what in `scenario` is valid but probably not what was meant
+/// ([`Scenario::warnings`]) for a run of `duration`.
+fn warn_about(scenario: &Scenario, duration: Duration) {
+    for w in scenario.warnings(duration) {
+        eprintln!("warning: {w}");
+    }
+}
+
 fn cmd_bench_file(file: &std::path::Path, repeat: u32) -> Result<(), String> {
     let scenario = load(&Some(file.to_path_buf()))?;
+    warn_about(&scenario, scenario.duration);
     let mut walls = Vec::new();
     let (mut events, mut packets) = (0, 0);
     for i in 0..repeat {

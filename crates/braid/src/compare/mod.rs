@@ -503,9 +503,7 @@ fn contenders(
 
 pub fn run(a: Args) -> Result<(), String> {
     let sc = scenario::load(&a.file).map_err(|e| e.to_string())?;
-    for w in sc.warnings(a.duration.unwrap_or(sc.duration)) {
-        eprintln!("warning: {w}");
-    }
+    crate::warn_about(&sc, a.duration.unwrap_or(sc.duration));
     let names = check_scenario(&sc)?;
     if let Some(bad) = a.cc.iter().find(|c| braid_proto::cc::by_name(c).is_none()) {
         let known: Vec<&str> = braid_proto::cc::ALGORITHMS.iter().map(|(n, _)| *n).collect();
