@@ -180,8 +180,13 @@ fn gen_size(rng: &mut ChaCha8Rng) -> u64 {
 fn gen_buffer(rng: &mut ChaCha8Rng, floor: f64) -> String {
     match rng.gen_range(0..3) {
         0 => "auto".into(),
-        _ => format!("{}B", log_uniform(rng, floor, floor.max(16e6)).round() as u64),
+        _ => buffer_size(rng, floor),
     }
+}
+
+/// A buffer size from `floor` bytes to 16 MB (or `floor`, if larger).
+fn buffer_size(rng: &mut ChaCha8Rng, floor: f64) -> String {
+    format!("{}B", log_uniform(rng, floor, floor.max(16e6)).round() as u64)
 }
 
 /// A send buffer from `rng`'s draw, or now and then the kernel's
@@ -189,7 +194,7 @@ fn gen_buffer(rng: &mut ChaCha8Rng, floor: f64) -> String {
 fn gen_send_buffer(extra: &mut ChaCha8Rng, drawn: String, floor: f64) -> String {
     match extra.gen_range(0..10) {
         0 => "kernel".into(),
-        1 => format!("kernel:{}B", log_uniform(extra, floor, floor.max(16e6)).round() as u64),
+        1 => format!("kernel:{}", buffer_size(extra, floor)),
         _ => drawn,
     }
 }
