@@ -211,6 +211,11 @@ fn warnings_and_estimates_come_before_the_run() {
     );
     let (_, err) = text(&braid(&["run", late.to_str().unwrap(), "--check"]));
     assert!(err.contains("late.toml") && err.contains("`flow[0].start`"), "{err}");
+    // `bench FILE` and `compare` warn too (compare before it looks for its testbed).
+    let (_, err) = text(&braid(&["bench", late.to_str().unwrap(), "--repeat", "1"]));
+    assert!(err.contains("warning:") && err.contains("`flow[0].start`"), "bench: {err}");
+    let (_, err) = text(&braid(&["compare", late.to_str().unwrap(), "--testbed", "/nonexistent"]));
+    assert!(err.contains("warning:") && err.contains("`flow[0].start`"), "compare: {err}");
 }
 
 /// One point of the bench series prints its figures as `key=value` pairs:
