@@ -273,7 +273,8 @@ print("  MSS %s, RTOs %s at the sender; bytes per subflow at the receiver %s" % 
 }
 
 # Path 0 carries only 1420-byte packets (a VPN's MTU). 1. The client's interface says so: its
-# subflow takes the route's MTU (1322-byte payloads) from the start, no timeout. 2. A bridge
+# subflow takes the route's MTU (1322-byte payloads) from the start and keeps it every second (no
+# black-hole fallback; a timeout from ordinary congestion may still happen, one did in CI). 2. A bridge
 # port on the way drops larger frames without a word: black-hole detection brings subflow 0 down
 # to 1162-byte payloads after two timeouts and it carries data again; 10 s later its probes
 # search up to within 8 bytes of the 1322 the path carries (and so under the redundant
@@ -284,7 +285,8 @@ case_7() {
   ip -n "$client" link set emu0 mtu 1420
   mtu_transfer c7a '
 assert [f["mss"] for f in sf] == [1322, 1400], sf
-assert sf[0]["rtos"] == 0, sf
+mss0 = [l["subflows"][0]["mss"] for l in sent if "subflows" in l and l["event"] != "summary"]
+assert mss0 and set(mss0) == {1322}, mss0
 assert all(f["bytes"] > 0 for f in rf), rf
 ' || rc=$?
   ip -n "$client" link set emu0 mtu 1500
