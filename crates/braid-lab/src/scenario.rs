@@ -180,7 +180,8 @@ impl Scenario {
     /// the file and the key, as errors do.
     pub fn warnings(&self, duration: Duration) -> Vec<String> {
         let end = Instant::ZERO + duration;
-        let mut out = Vec::new();
+        let mut out: Vec<String> =
+            self.plan.topology_warnings().iter().map(|w| format!("{}: {w}", self.file)).collect();
         for (i, g) in self.groups.iter().enumerate() {
             let key = |k: &str| format!("{}: key `flow[{i}].{k}`", self.file);
             let flows = &self.flows[g.flows.clone()];

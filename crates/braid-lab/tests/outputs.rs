@@ -231,6 +231,22 @@ fn questionable_inputs_are_refused_or_warned_about() {
     println!("{w:?}");
     assert!(w.len() == 1 && w[0].contains("`cross[0].on`") && w[0].contains("2181818 bit/s"), "{w:?}");
     assert!(cross("1200ms").warnings(Duration::from_secs(10)).is_empty(), "ten packets an on period");
+    // A dumbbell whose access links (one per subflow, deep queues) cannot
+    // fill the bottleneck together: two flows of two subflows need 25 Mbit/s each.
+    let dumbbell = |access: &str| {
+        scenario(&format!(
+            "[topology]\nkind = \"dumbbell\"\naccess_rate = \"{access}\"\n\
+             [topology.bottleneck]\nrate = \"100Mbit\"\n\
+             [[flow]]\ncount = 2\nsubflows = 2\n"
+        ))
+    };
+    let w = dumbbell("24Mbit").warnings(Duration::from_secs(10));
+    println!("{w:?}");
+    assert!(
+        w.len() == 1 && w[0].contains("`topology.access_rate`") && w[0].contains("at least 25000000 bit/s"),
+        "{w:?}"
+    );
+    assert!(dumbbell("25Mbit").warnings(Duration::from_secs(10)).is_empty(), "together as fast as the bottleneck");
 }
 
 /// Percentiles within 0.1%: the default run's p50, p95 and p99 differ

@@ -90,7 +90,8 @@ pub enum RouteError {
 }
 
 /// Queue of reverse (ACK) links and of the uncongested core.
-pub const DEEP_QUEUE: QueueLimit = QueueLimit::Packets(100_000);
+pub const DEEP_QUEUE: QueueLimit = QueueLimit::Packets(DEEP_QUEUE_PACKETS);
+pub const DEEP_QUEUE_PACKETS: u32 = 100_000;
 
 impl Topology {
     pub fn add_node(&mut self, name: impl Into<String>) -> usize {

@@ -523,6 +523,11 @@ impl Plan {
                 .any(|t| t.matrix || t.arrivals.is_some() || t.size.is_some_and(|s| !matches!(s, SizeDist::Fixed(_))))
     }
 
+    /// What the topology's builder found questionable, each starting with its key.
+    pub(super) fn topology_warnings(&self) -> &[String] {
+        &self.net.warnings
+    }
+
     /// The scenario with its random parts drawn from `seed`.
     pub(super) fn expand(plan: &Arc<Plan>, seed: u64) -> Scenario {
         let Expanded { topology, flows, flow_paths, groups, cross } = plan.draw_all(seed);

@@ -200,6 +200,9 @@ pub(super) struct Net {
     pub cross_routes: Vec<Routes>,
     /// Link names and the key that set each one's queue, for later checks.
     pub link_keys: Vec<(String, String)>,
+    /// What `Scenario::warnings` says about the topology, each starting
+    /// with its key.
+    pub warnings: Vec<String>,
 }
 
 /// Kinds and the topology keys they take.
@@ -545,7 +548,7 @@ fn hybrid(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
     let cross_routes = cross_paths(cx, raw, &topology)?;
     let link_keys =
         access.iter().enumerate().map(|(i, a)| (a.name.clone(), format!("topology.link[{i}].queue"))).collect();
-    Ok(Net { topology, fabric: None, routes, cross_routes, link_keys })
+    Ok(Net { topology, fabric: None, routes, cross_routes, link_keys, warnings: Vec::new() })
 }
 
 /// Hybrid-access's access links. An unnamed link is `L<i+1>`, or the next
@@ -637,8 +640,25 @@ fn dumbbell(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
         ));
     }
     let cross_routes = cross_paths(cx, raw, &topology)?;
+    let warnings = slow_access_links(access_rate, paths.len(), bottleneck.rate_bps).into_iter().collect();
     let link_keys = vec![(bottleneck.name, "topology.bottleneck.queue".into())];
-    Ok(Net { topology, fabric: None, routes: per_table, cross_routes, link_keys })
+    Ok(Net { topology, fabric: None, routes: per_table, cross_routes, link_keys, warnings })
+}
+
+/// A dumbbell whose access links (one per subflow, each with a deep queue)
+/// cannot fill the bottleneck together: its queue then builds at the access
+/// links, 100,000 packets deep, not at the bottleneck the scenario describes.
+fn slow_access_links(access_bps: u64, links: usize, bottleneck_bps: u64) -> Option<String> {
+    let together = access_bps.saturating_mul(links as u64);
+    (together < bottleneck_bps).then(|| {
+        format!(
+            "key `topology.access_rate`: the {links} access links (one per subflow) carry {together} bit/s \
+             together, less than the bottleneck's {bottleneck_bps} bit/s: the subflows queue at their own access \
+             links ({} packets deep), not at the bottleneck; make access_rate at least {} bit/s",
+            braid_sim::topology::DEEP_QUEUE_PACKETS,
+            bottleneck_bps.div_ceil(links.max(1) as u64)
+        )
+    })
 }
 
 /// The paths `[[cross]]` tables name (kinds with named paths).
@@ -802,7 +822,7 @@ fn graph(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
         })
         .collect::<Result<_, ScenarioError>>()?;
     let cross_routes = cross_paths(cx, raw, &topo)?;
-    Ok(Net { topology: topo, fabric: None, routes, cross_routes, link_keys })
+    Ok(Net { topology: topo, fabric: None, routes, cross_routes, link_keys, warnings: Vec::new() })
 }
 
 fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
@@ -984,5 +1004,5 @@ fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
             (l.name.clone(), if host_uplink { "topology.host_queue" } else { "topology.queue" }.to_string())
         })
         .collect();
-    Ok(Net { topology, fabric: Some(fabric), routes, cross_routes, link_keys })
+    Ok(Net { topology, fabric: Some(fabric), routes, cross_routes, link_keys, warnings: Vec::new() })
 }
