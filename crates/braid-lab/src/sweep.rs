@@ -201,27 +201,34 @@ pub fn sweep(
     let plan = campaign.plan(opts.overrides);
     claim(dir, &plan)?;
     let slice: Vec<&RunSpec> = plan.runs.iter().filter(|r| opts.shard.is_none_or(|s| s.contains(r))).collect();
-    let pending: Vec<&RunSpec> = slice.iter().copied().filter(|r| !summary_path(dir, &plan, r).exists()).collect();
+    let (finished, pending): (Vec<&RunSpec>, Vec<&RunSpec>) =
+        slice.iter().copied().partition(|r| summary_path(dir, &plan, r).exists());
     let to_run = pending.len();
     progress(Progress::Start { in_slice: slice.len(), to_run });
     let done = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     // Each warning without the run it names, and how many runs gave it.
     let warned: Mutex<BTreeMap<String, usize>> = Mutex::default();
+    let note = |warnings: Vec<(String, String)>| {
+        for (full, general) in warnings {
+            let mut w = warned.lock().unwrap_or_else(|p| p.into_inner());
+            let n = w.entry(general).or_default();
+            *n += 1;
+            if *n == 1 {
+                progress(Progress::Warning(full));
+            }
+        }
+    };
+    // A resumed sweep's results include the runs finished before: their
+    // warnings count too (a scenario's warnings cost no run).
+    for r in finished {
+        note(warnings(&plan.scenario(r)?, &plan));
+    }
     let work = || {
         pending.par_iter().for_each(|r| {
             let id = plan.run_id(r);
             match run_one(dir, &plan, r) {
-                Ok(warnings) => {
-                    for (full, general) in warnings {
-                        let mut w = warned.lock().unwrap_or_else(|p| p.into_inner());
-                        let n = w.entry(general).or_default();
-                        *n += 1;
-                        if *n == 1 {
-                            progress(Progress::Warning(full));
-                        }
-                    }
-                }
+                Ok(warnings) => note(warnings),
                 Err(e) => failures.lock().unwrap_or_else(|p| p.into_inner()).push(format!("{id}: {e}")),
             }
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -246,21 +253,23 @@ pub fn sweep(
     Ok(SweepOutcome { planned: plan.runs.len(), in_slice: slice.len(), skipped: slice.len() - to_run, ran: to_run })
 }
 
-/// Runs `r` and writes its summary; returns its scenario's warnings, each
-/// as written (naming the run) and without the run.
+/// Runs `r` and writes its summary; returns its scenario's [`warnings`].
 fn run_one(dir: &Path, plan: &Plan, r: &RunSpec) -> Result<Vec<(String, String)>, SweepError> {
     let scenario = plan.scenario(r)?;
-    let warnings = scenario.warnings(plan.duration).into_iter().map(|w| {
-        let general = w.strip_prefix(&scenario.file).unwrap_or(&w).to_string();
-        (w, general)
-    });
-    let warnings = warnings.collect();
+    let warnings = warnings(&scenario, plan);
     let opts = RunOptions { seed: Some(r.seed), duration: Some(plan.duration) };
     let (_, summary) = run(&scenario, opts, &mut |_| {}).map_err(|e| io(dir, e))?;
     let path = summary_path(dir, plan, r);
     let json = serde_json::to_string_pretty(&summary).map_err(|e| io(&path, e))?;
     write_atomic(&path, (json + "\n").as_bytes())?;
     Ok(warnings)
+}
+
+/// A run's scenario's warnings, each as written (naming the run) and
+/// without the run.
+fn warnings(scenario: &crate::Scenario, plan: &Plan) -> Vec<(String, String)> {
+    let warnings = scenario.warnings(plan.duration).into_iter();
+    warnings.map(|w| (w.clone(), w.strip_prefix(&scenario.file).unwrap_or(&w).to_string())).collect()
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

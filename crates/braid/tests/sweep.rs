@@ -240,4 +240,10 @@ fn warnings_name_a_run_and_count_the_rest() {
     assert_eq!(warnings.len(), 2, "{err}");
     assert!(warnings[0].contains("(run late/seed") && warnings[0].contains("`flow[0].start`"), "{err}");
     assert!(warnings[1].contains("late.toml: key `flow[0].start`") && warnings[1].contains("(3 runs gave"), "{err}");
+    // Resumed with nothing left to run, its results still hold those runs.
+    let again = sweep(&campaign, &tmp.path().join("out"), &["--jobs", "2"]);
+    let resumed: Vec<&str> = again.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(resumed.len(), 2, "{again}");
+    assert!(resumed[0].contains("(run late/seed1)") && resumed[0].contains("`flow[0].start`"), "{again}");
+    assert_eq!(resumed[1], warnings[1], "{again}");
 }
