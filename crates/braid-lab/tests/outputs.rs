@@ -247,6 +247,17 @@ fn questionable_inputs_are_refused_or_warned_about() {
         "{w:?}"
     );
     assert!(dumbbell("25Mbit").warnings(Duration::from_secs(10)).is_empty(), "together as fast as the bottleneck");
+    // Hybrid-access: the core (2 Gbit/s by default, deep queue) slower than
+    // the access links together.
+    let links = ["rate = \"1Gbit\"", "rate = \"1.5Gbit\""];
+    let w = scenario(&hybrid("10s", &links, "")).warnings(Duration::from_secs(10));
+    println!("{w:?}");
+    assert!(
+        w.len() == 1 && w[0].contains("`topology.core_rate`") && w[0].contains("at least 2500000000 bit/s"),
+        "{w:?}"
+    );
+    let fast_core = hybrid("10s", &links, "") + "core_rate = \"2.5Gbit\"\n";
+    assert!(scenario(&fast_core).warnings(Duration::from_secs(10)).is_empty(), "a core as fast as the links together");
 }
 
 /// Percentiles within 0.1%: the default run's p50, p95 and p99 differ

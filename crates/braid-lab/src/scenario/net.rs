@@ -548,7 +548,24 @@ fn hybrid(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
     let cross_routes = cross_paths(cx, raw, &topology)?;
     let link_keys =
         access.iter().enumerate().map(|(i, a)| (a.name.clone(), format!("topology.link[{i}].queue"))).collect();
-    Ok(Net { topology, fabric: None, routes, cross_routes, link_keys, warnings: Vec::new() })
+    let warnings = slow_core(&access, core).into_iter().collect();
+    Ok(Net { topology, fabric: None, routes, cross_routes, link_keys, warnings })
+}
+
+/// A core link (deep queue) slower than the access links together: when
+/// flows fill their paths, the queue builds in the core, 100,000 packets
+/// deep, and the access links' queues the scenario describes stay empty.
+fn slow_core(access: &[LinkParams], core_bps: u64) -> Option<String> {
+    let together = access.iter().fold(0u64, |sum, l| sum.saturating_add(l.rate_bps));
+    (core_bps < together).then(|| {
+        format!(
+            "key `topology.core_rate`: the core link's {core_bps} bit/s is less than the {} access links' \
+             {together} bit/s together: when the flows fill their paths, they queue in the core ({} packets \
+             deep), not at the access links; make core_rate at least {together} bit/s",
+            access.len(),
+            braid_sim::topology::DEEP_QUEUE_PACKETS
+        )
+    })
 }
 
 /// Hybrid-access's access links. An unnamed link is `L<i+1>`, or the next
