@@ -89,8 +89,11 @@ pub enum RouteError {
     WrongEnds,
 }
 
-/// Queue of reverse (ACK) links and of the uncongested core.
+/// Queue of reverse (ACK) links, of the uncongested core and of a
+/// dumbbell's access links: deep enough never to drop where the scenario
+/// puts no bottleneck.
 pub const DEEP_QUEUE: QueueLimit = QueueLimit::Packets(DEEP_QUEUE_PACKETS);
+/// [`DEEP_QUEUE`]'s length, as warnings name it.
 pub const DEEP_QUEUE_PACKETS: u32 = 100_000;
 
 impl Topology {
