@@ -127,13 +127,15 @@ impl Connection {
         Packet { cid: self.session.remote_token(), subflow: Self::id(i), frame, control: control.map(Box::new) }
     }
 
-    /// Subflow `i` may take `len` bytes of new data or reinjected data now:
+    /// Subflow `i` may take `len` bytes of new data or reinjected data now,
+    /// or as much of them as its MSS allows (a segment is cut to the MSS of
+    /// the subflow it goes on, as Linux sizes it for the subflow chosen):
     /// established, not in the loss state after a timeout (which re-sends
     /// only its own data), and with room in its window.
     #[inline]
     pub(super) fn takes_new_data(&self, i: usize, len: u32) -> bool {
         let s = &self.subflows[i];
-        s.is_established() && !s.in_loss() && self.window_space(i, len)
+        s.is_established() && !s.in_loss() && self.window_space(i, len.min(s.mss))
     }
 
     pub(super) fn window_space(&self, i: usize, len: u32) -> bool {
@@ -435,7 +437,7 @@ impl Connection {
         }
         let views = &self.sched_views;
         let i = crate::sched::fastest(views, |i| views[i].has_window_space())?;
-        if !self.window_space(i, len) {
+        if !self.window_space(i, len.min(self.subflows[i].mss)) {
             return None;
         }
         let len = self.take_segment(i, dsn, len, reinjection);
@@ -553,13 +555,13 @@ impl Connection {
 }
 
 /// Whether a subflow, as its scheduling view shows it, can send `len` bytes
-/// now.
+/// of data now, or as much of them as its MSS allows.
 #[inline]
 pub(super) fn fits(v: &SchedPath, len: u32) -> bool {
     v.active
         && !v.in_loss
         && (v.bytes_in_flight == 0
-            || crate::sched::window_allows(v.cwnd, v.mss, v.bytes_in_flight, v.packets_in_flight, len))
+            || crate::sched::window_allows(v.cwnd, v.mss, v.bytes_in_flight, v.packets_in_flight, len.min(v.mss)))
 }
 
 /// The pacer's slot after a packet that takes `gap` ns at the pacing rate,
