@@ -156,6 +156,7 @@ mod tests {
             aqm: braid_sim::Aqm::DropTail,
             trace: None,
             policer: None,
+            mtu: None,
         };
         Link::new(spec, None, ChaCha8Rng::seed_from_u64(3))
     }

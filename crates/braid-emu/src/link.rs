@@ -13,7 +13,7 @@
 //! of segments with their exit times, plus the service start times of the
 //! segments still waiting, which is what the queue limit counts. The
 //! decisions and their order match `braid_sim`'s `Link::offer`: down, then
-//! the policer, then random loss, then RED, then the queue limit; the queue does not count
+//! the MTU, then the policer, then random loss, then RED, then the queue limit; the queue does not count
 //! the segment being serialised; an outage drops what is offered and what
 //! waits, while segments already serialising or propagating arrive.
 
@@ -275,6 +275,10 @@ impl Link {
             self.stats.drops_down += 1;
             return None;
         }
+        if self.spec.mtu.is_some_and(|mtu| bytes > mtu) {
+            self.stats.drops_mtu += 1;
+            return None;
+        }
         if self.bucket.as_mut().is_some_and(|b| !b.admits(t.as_nanos(), bytes)) {
             self.stats.drops_policed += 1;
             return None;
@@ -371,6 +375,7 @@ mod tests {
             aqm: Aqm::DropTail,
             trace: None,
             policer: None,
+            mtu: None,
         }
     }
 
@@ -441,6 +446,16 @@ mod tests {
         // 12 Mbit/s refills 1500 bytes a millisecond: one more segment.
         l.offer(segs(1, 0, 5), &m, |_| at(1000));
         assert_eq!((l.stats.packets_sent, l.stats.drops_policed), (3, 7));
+    }
+
+    /// An MTU as in the simulator, per segment: of a super-packet's two
+    /// full segments and a 500-byte tail, only the tail fits 1000 bytes.
+    #[test]
+    fn an_mtu_drops_larger_segments() {
+        let mut l = link(LinkSpec { mtu: Some(1000), ..spec(1_000_000_000, 0, QueueLimit::Packets(100), 0.0) });
+        let m = Meta::parse(&super_packet(2 * 1448 + 500, 1448, 0)).unwrap();
+        l.offer(segs(0, 0, 3), &m, |_| at(0));
+        assert_eq!((l.stats.packets_sent, l.stats.drops_mtu, l.stats.drops()), (1, 2, 2));
     }
 
     #[test]

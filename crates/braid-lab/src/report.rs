@@ -106,15 +106,17 @@ pub fn table(s: &Summary) -> String {
             c.name, c.path, c.rate_mbps, c.mean_rate_mbps, c.packets_delivered, c.packets_sent
         );
     }
-    // A policer's drops get a column only in runs that have one.
-    let policed = s.links.iter().any(|l| l.drops_policed > 0);
+    // A policer's and an MTU's drops get a column only in runs that have them.
+    type Count = fn(&crate::run::LinkSummary) -> u64;
+    let rare: [(&str, Count); 2] = [("pol-drops", |l| l.drops_policed), ("mtu-drops", |l| l.drops_mtu)];
+    let rare: Vec<_> = rare.into_iter().filter(|(_, n)| s.links.iter().any(|l| n(l) > 0)).collect();
     let _ = write!(
         out,
         "\n{:<14} {:>10} {:>8} {:>8} {:>10} {:>10} {:>10}",
         "link", "Mbit/s", "util", "loss", "q-drops", "rnd-drops", "down-drops"
     );
-    let _ = writeln!(out, "{}", if policed { format!(" {:>10}", "pol-drops") } else { String::new() });
-    for l in s.links.iter().filter(|l| l.bytes_sent > 0 || l.drops_down > 0 || l.drops_policed > 0) {
+    let _ = writeln!(out, "{}", rare.iter().map(|(h, _)| format!(" {h:>10}")).collect::<String>());
+    for l in s.links.iter().filter(|l| l.bytes_sent > 0 || l.drops_down > 0 || rare.iter().any(|(_, n)| n(l) > 0)) {
         let _ = write!(
             out,
             "{:<14} {:>10.0} {:>7.1}% {:>7.3}% {:>10} {:>10} {:>10}",
@@ -126,7 +128,7 @@ pub fn table(s: &Summary) -> String {
             l.drops_random,
             l.drops_down
         );
-        let _ = writeln!(out, "{}", if policed { format!(" {:>10}", l.drops_policed) } else { String::new() });
+        let _ = writeln!(out, "{}", rare.iter().map(|(_, n)| format!(" {:>10}", n(l))).collect::<String>());
     }
     out
 }

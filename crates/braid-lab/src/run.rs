@@ -93,6 +93,9 @@ pub struct SubflowSummary {
     pub srtt_mean_ms: Option<f64>,
     pub min_rtt_ms: Option<f64>,
     pub cwnd_mean_bytes: f64,
+    /// The sender's segment size at the end: the flow's `mss`, or less after
+    /// black-hole detection on a link with a smaller `mtu`.
+    pub mss: u32,
     /// When the connection closed this subflow for good, in seconds of the
     /// run (its controller gave the path up: C-MPBBR's incentive rule);
     /// null while it was open to the end.
@@ -151,6 +154,8 @@ pub struct LinkSummary {
     pub drops_down: u64,
     /// Dropped by the link's policer (0 without one).
     pub drops_policed: u64,
+    /// Larger than the link's `mtu` (0 without one).
+    pub drops_mtu: u64,
 }
 
 /// Overrides the command line may apply to a scenario.
@@ -375,6 +380,7 @@ fn summarise(scenario: &Scenario, sim: &Sim, stats: &SampleStats, seed: u64) -> 
                         srtt_mean_ms: mean(sampled.srtt_sum_ns, sampled.srtt_samples).map(|ns| ns / 1e6),
                         min_rtt_ms: tx.min_rtt.map(ms),
                         cwnd_mean_bytes: mean(sampled.cwnd_sum, sampled.samples).unwrap_or(0.0),
+                        mss: tx.mss,
                         closed_at_s: out.closed_subflows.iter().find(|c| c.0 == s).map(|c| secs(c.1.as_nanos())),
                     }
                 })
@@ -428,6 +434,7 @@ fn summarise(scenario: &Scenario, sim: &Sim, stats: &SampleStats, seed: u64) -> 
                 drops_random: stats.drops_random,
                 drops_down: stats.drops_down,
                 drops_policed: stats.drops_policed,
+                drops_mtu: stats.drops_mtu,
             }
         })
         .collect();

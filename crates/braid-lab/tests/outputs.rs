@@ -203,6 +203,8 @@ fn questionable_inputs_are_refused_or_warned_about() {
             "topology.link[0].queue",
             "no full packet",
         ),
+        (hybrid("10s", &["rate = \"10Mbit\", mtu = 500"], ""), "topology.link[0].mtu", "576 to 65535"),
+        (hybrid("10s", &["rate = \"10Mbit\""], "mss = 1200, mss_floor = 1300"), "flow[0].mss_floor", "mss (1200)"),
     ]);
     // Back-to-back outages and a queue of exactly one packet are fine.
     scenario(&hybrid("10s", &["rate = \"10Mbit\", queue = \"1500B\", down = [{ from = \"1s\", to = \"2s\" }, { from = \"2s\", to = \"3s\" }]"], ""));

@@ -96,8 +96,9 @@ pub struct Config {
     /// Path MTU black-hole detection (see `crate::connection::pmtu`): a
     /// subflow whose retransmission timer fires twice in a row with data
     /// in flight sends packets of at most this many payload bytes, until a
-    /// probe of its old size is acknowledged. `None` (the default, and the
-    /// simulator's, whose links carry any size): off.
+    /// probe of its old size is acknowledged. `None` (the default; the
+    /// simulator's flows set it with `mss_floor`, for links with an `mtu`):
+    /// off.
     pub mss_floor: Option<u32>,
 }
 

@@ -134,6 +134,9 @@ pub struct LinkSpec {
     pub trace: Option<Arc<DeliveryTrace>>,
     /// A token-bucket policer in front of the queue.
     pub policer: Option<PolicerSpec>,
+    /// The largest packet (IP bytes) the link carries: larger ones are
+    /// dropped without a word, a path-MTU black hole. `None`: any size.
+    pub mtu: Option<u32>,
 }
 
 impl LinkSpec {
@@ -149,6 +152,7 @@ impl LinkSpec {
             aqm: Aqm::DropTail,
             trace: None,
             policer: None,
+            mtu: None,
         }
     }
 }
@@ -173,12 +177,14 @@ pub struct LinkStats {
     pub drops_down: u64,
     /// Dropped by the policer, for want of tokens.
     pub drops_policed: u64,
+    /// Larger than the link's MTU.
+    pub drops_mtu: u64,
 }
 
 impl LinkStats {
     /// Every packet dropped, whatever the reason.
     pub fn drops(&self) -> u64 {
-        self.drops_queue + self.drops_early + self.drops_random + self.drops_down + self.drops_policed
+        self.drops_queue + self.drops_early + self.drops_random + self.drops_down + self.drops_policed + self.drops_mtu
     }
 
     /// The counts between `earlier` (counters taken before) and these.
@@ -193,6 +199,7 @@ impl LinkStats {
             drops_random: self.drops_random - earlier.drops_random,
             drops_down: self.drops_down - earlier.drops_down,
             drops_policed: self.drops_policed - earlier.drops_policed,
+            drops_mtu: self.drops_mtu - earlier.drops_mtu,
         }
     }
 
@@ -298,7 +305,7 @@ impl<T> Link<T> {
             queue_bytes: 0,
             waiting: 0,
             up: true,
-            screened: spec.policer.is_some() || !spec.loss.is_lossless(),
+            screened: spec.policer.is_some() || !spec.loss.is_lossless() || spec.mtu.is_some(),
             early_drops: !matches!(spec.aqm, Aqm::DropTail),
             traced: spec.trace.is_some(),
             delay: spec.delay,
@@ -450,9 +457,13 @@ impl<T> Link<T> {
         trace.schedule(&mut self.trace_at, start, bytes)
     }
 
-    /// The policer's verdict on `bytes` offered at `now`, then the loss
-    /// model's; true (and the drop counted) if either drops them.
+    /// The MTU's verdict on `bytes` offered at `now`, then the policer's,
+    /// then the loss model's; true (and the drop counted) if one drops them.
     fn screen_drops(&mut self, now: Instant, bytes: u32) -> bool {
+        if self.spec.mtu.is_some_and(|mtu| bytes > mtu) {
+            self.stats.drops_mtu += 1;
+            return true;
+        }
         if self.bucket.as_mut().is_some_and(|b| !b.admits(now.as_nanos(), bytes)) {
             self.stats.drops_policed += 1;
             return true;

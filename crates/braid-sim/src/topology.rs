@@ -75,6 +75,8 @@ pub struct LinkParams {
     pub trace: Option<Arc<DeliveryTrace>>,
     /// A policer in front of the forward link's queue.
     pub policer: Option<PolicerSpec>,
+    /// The largest packet (IP bytes) either direction carries.
+    pub mtu: Option<u32>,
 }
 
 /// Where a route is broken.
@@ -145,12 +147,14 @@ impl Topology {
                 aqm: p.aqm,
                 trace: p.trace.clone(),
                 policer: p.policer,
+                mtu: p.mtu,
             },
             a,
             b,
         );
         let mut rev = LinkSpec::new(format!("{}-rev", p.name), p.rate_bps, back, DEEP_QUEUE);
         rev.outages = p.outages.clone();
+        rev.mtu = p.mtu;
         let rev = self.add_link(rev, b, a);
         (fwd, rev)
     }
@@ -169,6 +173,7 @@ impl LinkParams {
             aqm: Aqm::DropTail,
             trace: None,
             policer: None,
+            mtu: None,
         }
     }
 }

@@ -99,13 +99,13 @@ fn describe(t: &Topology) -> String {
 
 fn table(r: &Report) -> String {
     let mut out = format!(
-        "{:<12} {:>10} {:>14} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
-        "link", "packets", "bytes", "queue", "early", "random", "down", "policed"
+        "{:<12} {:>10} {:>14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "link", "packets", "bytes", "queue", "early", "random", "down", "policed", "mtu"
     );
     for l in &r.links {
         let s = &l.stats;
         out += &format!(
-            "{:<12} {:>10} {:>14} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+            "{:<12} {:>10} {:>14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
             l.name,
             s.packets_sent,
             s.bytes_sent,
@@ -113,11 +113,12 @@ fn table(r: &Report) -> String {
             s.drops_early,
             s.drops_random,
             s.drops_down,
-            s.drops_policed
+            s.drops_policed,
+            s.drops_mtu
         );
     }
     out += &format!(
-        "(drops by cause in the last five columns; malformed {}, unroutable {}, write errors {}, buffers {})\n",
+        "(drops by cause in the last six columns; malformed {}, unroutable {}, write errors {}, buffers {})\n",
         r.malformed, r.unroutable, r.write_errors, r.buffers
     );
     out
@@ -133,7 +134,7 @@ fn json(r: &Report) -> String {
                 "name": l.name, "packets_sent": s.packets_sent, "bytes_sent": s.bytes_sent,
                 "drops_queue": s.drops_queue, "drops_early": s.drops_early,
                 "drops_random": s.drops_random, "drops_down": s.drops_down,
-                "drops_policed": s.drops_policed,
+                "drops_policed": s.drops_policed, "drops_mtu": s.drops_mtu,
             })
         })
         .collect();
@@ -200,21 +201,28 @@ mod tests {
     }
 
     /// Every drop cause has its column and its JSON field, the policer's
-    /// included.
+    /// and the MTU's included.
     #[test]
     fn the_report_counts_each_drop_cause() {
-        let stats = braid_sim::LinkStats { drops_queue: 1, drops_random: 2, drops_policed: 3, ..Default::default() };
+        let stats = braid_sim::LinkStats {
+            drops_queue: 1,
+            drops_random: 2,
+            drops_policed: 3,
+            drops_mtu: 4,
+            ..Default::default()
+        };
         let r = Report { links: vec![braid_emu::LinkReport { name: "L1".into(), stats }], ..Default::default() };
         let t = table(&r);
-        assert!(t.lines().next().unwrap().ends_with("policed"), "{t}");
+        assert!(t.lines().next().unwrap().ends_with("policed       mtu"), "{t}");
         assert!(
-            t.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>().ends_with(&["1", "0", "2", "0", "3"]),
+            t.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>().ends_with(&["1", "0", "2", "0", "3", "4"]),
             "{t}"
         );
         let j: serde_json::Value = serde_json::from_str(&json(&r)).unwrap();
+        let link = &j["links"][0];
         assert_eq!(
-            (j["links"][0]["drops_queue"].as_u64(), j["links"][0]["drops_policed"].as_u64()),
-            (Some(1), Some(3))
+            (link["drops_queue"].as_u64(), link["drops_policed"].as_u64(), link["drops_mtu"].as_u64()),
+            (Some(1), Some(3), Some(4))
         );
     }
 

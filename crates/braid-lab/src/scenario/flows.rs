@@ -73,6 +73,7 @@ pub(super) struct RawFlow {
     early_joins: Option<bool>,
     initial_window: Option<u32>,
     mss: Option<u32>,
+    mss_floor: Option<u32>,
     opportunistic: Option<bool>,
     nodelay: Option<bool>,
     failure_timeout: Option<String>,
@@ -301,6 +302,10 @@ fn table(cx: &Ctx, i: usize, f: &RawFlow, duration: Duration) -> Result<Table, S
     }
     if let Some(m) = f.mss {
         config.mss = cx.within(&key("mss"), m, 64..=9000, "64 to 9000 bytes")?;
+    }
+    if let Some(m) = f.mss_floor {
+        let allowed = format!("64 bytes to the flow's mss ({})", config.mss);
+        config.mss_floor = Some(cx.within(&key("mss_floor"), m, 64..=config.mss, &allowed)?);
     }
     for (k, v) in [("send_buffer", config.send_buffer), ("recv_buffer", config.recv_buffer)] {
         if v < u64::from(config.mss) {

@@ -66,6 +66,7 @@ pub(super) struct RawLink {
     down: Vec<RawOutage>,
     trace: Option<String>,
     policer: Option<RawPolicer>,
+    mtu: Option<u32>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -297,8 +298,12 @@ pub(super) fn build(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
     }
 }
 
+/// What a link's `mtu` may be: from IPv4's smallest datagram every host
+/// must take.
+const MTU_RANGE: &str = "576 to 65535 bytes (an IP packet's size)";
+
 /// What every kind's links share: rate or trace, loss, queue, AQM,
-/// outages, policer.
+/// outages, policer, MTU.
 struct LinkCommon {
     rate_bps: u64,
     loss: LossSpec,
@@ -307,6 +312,7 @@ struct LinkCommon {
     aqm: Aqm,
     trace: Option<Arc<DeliveryTrace>>,
     policer: Option<PolicerSpec>,
+    mtu: Option<u32>,
 }
 
 /// Reads the keys every link has; `bdp_rtt` is the round trip a `"1bdp"`
@@ -349,7 +355,8 @@ fn link_common(cx: &Ctx, key: &str, l: &RawLink, bdp_rtt: Duration) -> Result<Li
     let queue = queue_limit(queue, rate_bps, bdp_rtt);
     let aqm = parse_aqm(cx, &format!("{key}.aqm"), l.aqm.as_deref(), queue)?;
     let policer = l.policer.as_ref().map(|p| policer(cx, &format!("{key}.policer"), p)).transpose()?;
-    Ok(LinkCommon { rate_bps, loss, queue, outages, aqm, trace, policer })
+    let mtu = l.mtu.map(|m| cx.within(&format!("{key}.mtu"), m, 576..=65_535, MTU_RANGE)).transpose()?;
+    Ok(LinkCommon { rate_bps, loss, queue, outages, aqm, trace, policer, mtu })
 }
 
 /// A link's `policer = { rate, burst }`: the bucket must hold a full-sized
@@ -481,6 +488,7 @@ fn link_params(cx: &Ctx, key: &str, l: &RawLink, default_name: &str) -> Result<L
         aqm: c.aqm,
         trace: c.trace,
         policer: c.policer,
+        mtu: c.mtu,
     })
 }
 
@@ -749,6 +757,7 @@ fn graph(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
             aqm: c.aqm,
             trace: c.trace,
             policer: c.policer,
+            mtu: c.mtu,
         };
         by_name.insert(name.clone(), topo.add_link(spec, from, to));
         link_keys.push((name, format!("{key}.queue")));
@@ -763,6 +772,7 @@ fn graph(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
         let spec = &topo.links[of];
         let mut mirror = LinkSpec::new(name, spec.rate_bps, spec.delay, DEEP_QUEUE);
         mirror.outages = spec.outages.clone();
+        mirror.mtu = spec.mtu;
         let l = topo.add_link(mirror, to, from);
         by_name.insert(name.to_string(), l);
         Some(l)
