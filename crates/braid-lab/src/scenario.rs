@@ -203,6 +203,9 @@ impl Scenario {
                     secs(duration.as_nanos())
                 ));
             }
+            if let Some(f) = flows.first() {
+                out.extend(self.mtu_warnings(f).into_iter().map(|w| format!("{}: {w}", key("paths"))));
+            }
             if let Some(f) = flows.iter().find(|f| f.start < end) {
                 if let Source::ConstantRate { bits_per_sec, message } = f.source {
                     if f.source.message_time(f.start, 1).is_none_or(|second| second > end) {
@@ -232,6 +235,38 @@ impl Scenario {
                     on.as_secs_f64() * 1e3,
                     c.packet_bytes,
                     sent / asked
+                ));
+            }
+        }
+        out
+    }
+}
+
+impl Scenario {
+    /// What the links' MTUs keep from flow `f`, path by path: its opening
+    /// packet, or data packets of the size it falls back to (its
+    /// `mss_floor`, or its `mss` without one).
+    fn mtu_warnings(&self, f: &braid_sim::FlowSpec) -> Vec<String> {
+        let mut out = Vec::new();
+        for &(p, _) in &f.subflows {
+            let path = &self.topology.paths[p];
+            let links = path.forward.iter().chain(&path.reverse).map(|&l| &self.topology.links[l]);
+            let Some((mtu, link)) = links.filter_map(|l| Some((l.mtu?, &l.name))).min() else { continue };
+            let (opening, least) = (f.opening_packet(), f.config.mss_floor.unwrap_or(f.config.mss));
+            if opening > mtu {
+                out.push(format!(
+                    "path {:?}: link {link:?} carries at most {mtu} bytes, less than the {opening} of an opening \
+                     packet (the wire format pads it to {} bytes, as QUIC pads its Initial): no subflow opens there",
+                    path.name,
+                    braid_proto::wire::HELLO_LEN
+                ));
+            } else if f.largest_data_packet(least) > mtu {
+                out.push(format!(
+                    "path {:?}: link {link:?} carries at most {mtu} bytes, and a data packet of {least} payload bytes \
+                     takes up to {}: no data crosses there; set `mss_floor` (black-hole detection) to at most {}",
+                    path.name,
+                    f.largest_data_packet(least),
+                    mtu - (f.largest_data_packet(least) - least)
                 ));
             }
         }

@@ -55,6 +55,8 @@ struct Link {
     loss: f64,
     /// The policer's bucket in bytes (infinite without one).
     burst: f64,
+    /// The largest packet it carries, if it has an MTU.
+    mtu: Option<u32>,
     toml: String,
 }
 
@@ -128,7 +130,31 @@ fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)], ends: Opti
             outages.iter().map(|(a, b)| format!("{{ from = \"{a:.3}s\", to = \"{b:.3}s\" }}")).collect();
         t += &format!("down = [{}]\n", list.join(", "));
     }
-    Link { name: name.to_string(), rate_bps: carried_bps, rtt_s: rtt_ms / 1e3, queue_s, loss, burst, toml: t }
+    Link {
+        name: name.to_string(),
+        rate_bps: carried_bps,
+        rtt_s: rtt_ms / 1e3,
+        queue_s,
+        loss,
+        burst,
+        mtu: None,
+        toml: t,
+    }
+}
+
+/// Now and then an MTU below 1500 bytes for link `l` (a path-MTU black
+/// hole), drawn from a third stream of the case's seed.
+fn gen_mtu(mtus: &mut ChaCha8Rng, l: &mut Link) {
+    if mtus.gen_bool(0.1) {
+        let mtu = mtus.gen_range(576..=1499);
+        l.toml += &format!("mtu = {mtu}\n");
+        l.mtu = Some(mtu);
+    }
+}
+
+/// The smallest MTU of `links`.
+fn smallest_mtu<'a>(links: impl IntoIterator<Item = &'a Link>) -> Option<u32> {
+    links.into_iter().filter_map(|l| l.mtu).min()
 }
 
 /// Outages for one link within the first `span` seconds: none, a burst of
@@ -271,12 +297,13 @@ fn left_by(cross: Option<f64>) -> f64 {
 /// about; such flows wait 10 minutes before giving up.
 /// What a flow's paths allow at worst: the slowest rate, the longest round
 /// trip with full queues, the highest loss rate, the smallest policer
-/// bucket.
+/// bucket, the smallest MTU.
 struct Limits {
     slowest_bps: f64,
     max_rtt: f64,
     max_loss: f64,
     smallest_burst: f64,
+    smallest_mtu: Option<u32>,
 }
 
 fn gen_flow(
@@ -287,7 +314,7 @@ fn gen_flow(
     limits: &Limits,
     sharers: u32,
 ) -> String {
-    let Limits { slowest_bps, max_rtt, max_loss, smallest_burst } = *limits;
+    let Limits { slowest_bps, max_rtt, max_loss, smallest_burst, smallest_mtu } = *limits;
     let mss = if rng.gen_bool(0.15) { rng.gen_range(64..=1448) } else { 1448 };
     // No larger than TCP's loss-limited rate (Mathis et al.: 1.22 MSS /
     // (RTT sqrt p)) moves in 200 s, well within the 1200-s run: a small MSS
@@ -311,6 +338,11 @@ fn gen_flow(
     t +=
         &format!("send_buffer = \"{}\"\nrecv_buffer = \"{recv_buffer}\"\n", gen_send_buffer(extra, send_buffer, floor));
     t += &gen_extras(extra, scheduler);
+    if let Some(mtu) = smallest_mtu {
+        // Black-hole detection, to a size every packet of which fits the
+        // MTU: payload plus at most 70 header bytes and 28 of UDP and IPv4.
+        t += &format!("mss_floor = {}\n", mss.min(mtu - 98));
+    }
     if rng.gen_bool(0.3) {
         t += &format!("start = \"{:.3}s\"\n", rng.gen_range(0.0..2.0));
     }
@@ -320,7 +352,9 @@ fn gen_flow(
     if rng.gen_bool(0.3) {
         t += "nodelay = true\n";
     }
-    if rng.gen_bool(0.2) {
+    // The wire format pads an opening packet to 1,228 bytes on the wire:
+    // a smaller MTU keeps every subflow from opening (`braid run` warns).
+    if rng.gen_bool(0.2) && smallest_mtu.is_none_or(|m| m >= 1228) {
         t += "wire = true\n";
     }
     if rng.gen_bool(0.3) {
@@ -333,7 +367,10 @@ fn gen_flow(
     if sharers > 1 {
         t += "failure_timeout = \"600s\"\n";
     } else if rng.gen_bool(0.3) && shortest_timeout < 40.0 {
-        t += &format!("failure_timeout = \"{:.3}s\"\n", log_uniform(rng, shortest_timeout, 40.0));
+        // Black-hole detection takes two timeouts (1 + 2 s), and a path with
+        // an MTU carries nothing larger before them.
+        let least = if smallest_mtu.is_some() { 30.0 } else { 0.0 };
+        t += &format!("failure_timeout = \"{:.3}s\"\n", log_uniform(rng, shortest_timeout, 40.0).max(least));
     }
     if rng.gen_bool(0.2) {
         t += &format!("min_rto = \"{}ms\"\n", rng.gen_range(1..=300));
@@ -370,6 +407,9 @@ fn generate(case: u64) -> String {
     // case.
     let mut extra = ChaCha8Rng::seed_from_u64(case);
     extra.set_stream(1);
+    // Links' MTUs (from case 3,220,000 on) from a third.
+    let mut mtus = ChaCha8Rng::seed_from_u64(case);
+    mtus.set_stream(2);
     let mut t = format!("name = \"chaos-{case}\"\nseed = {case}\nduration = \"1200s\"\n");
     let size = gen_size(&mut rng);
     // Outages fall within roughly the time a transfer at 1 Mbit/s would take.
@@ -383,13 +423,15 @@ fn generate(case: u64) -> String {
     };
     let kind = rng.gen_range(0..20);
     if kind < 4 {
-        t += &gen_graph(&mut rng, &mut extra, span, &shared, size);
+        t += &gen_graph(&mut rng, (&mut extra, &mut mtus), span, &shared, size);
     } else if kind < 15 {
         let n = rng.gen_range(1..=4);
         let links: Vec<Link> = (0..n)
             .map(|i| {
                 let outages = gen_outages(&mut rng, span, &shared);
-                gen_link(&mut rng, &format!("P{}", i + 1), &outages, None)
+                let mut l = gen_link(&mut rng, &format!("P{}", i + 1), &outages, None);
+                gen_mtu(&mut mtus, &mut l);
+                l
             })
             .collect();
         t += "[topology]\nkind = \"hybrid-access\"\n";
@@ -402,7 +444,8 @@ fn generate(case: u64) -> String {
         let max_rtt = links.iter().map(|l| l.rtt_s + l.queue_s).fold(0.0, f64::max);
         let max_loss = links.iter().map(|l| l.loss).fold(0.0, f64::max);
         let smallest_burst = links.iter().map(|l| l.burst).fold(f64::INFINITY, f64::min);
-        let limits = Limits { slowest_bps: slowest, max_rtt, max_loss, smallest_burst };
+        let limits =
+            Limits { slowest_bps: slowest, max_rtt, max_loss, smallest_burst, smallest_mtu: smallest_mtu(&links) };
         t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &mut extra, "f", size, &limits, 1));
         let mut paths: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
         paths.shuffle(&mut rng);
@@ -417,7 +460,8 @@ fn generate(case: u64) -> String {
         }
     } else {
         let outages = gen_outages(&mut rng, span, &shared);
-        let b = gen_link(&mut rng, "bottleneck", &outages, None);
+        let mut b = gen_link(&mut rng, "bottleneck", &outages, None);
+        gen_mtu(&mut mtus, &mut b);
         t += "[topology]\nkind = \"dumbbell\"\n";
         if extra.gen_bool(0.2) {
             // Access links from the bottleneck's rate up: they space each
@@ -435,7 +479,8 @@ fn generate(case: u64) -> String {
             let extra_ms = if rng.gen_bool(0.5) { log_uniform(&mut rng, 0.1, 200.0) } else { 0.0 };
             let rtt = b.rtt_s + b.queue_s + extra_ms / 1e3;
             let slowest_bps = b.rate_bps * left;
-            let limits = Limits { slowest_bps, max_rtt: rtt, max_loss: b.loss, smallest_burst: b.burst };
+            let limits =
+                Limits { slowest_bps, max_rtt: rtt, max_loss: b.loss, smallest_burst: b.burst, smallest_mtu: b.mtu };
             t += &format!("[[flow]]\n{}", gen_flow(&mut rng, &mut extra, &format!("f{k}"), size, &limits, flows));
             t += &format!("subflows = {}\nextra_rtt = \"{extra_ms:.3}ms\"\n", rng.gen_range(1..=4));
         }
@@ -452,7 +497,13 @@ fn generate(case: u64) -> String {
 /// with two routers or more, sometimes a cross link `R1 > R2` making a path
 /// that shares its first hop with one path and its last with another.
 /// One flow over a random subset of the paths.
-fn gen_graph(rng: &mut ChaCha8Rng, extra: &mut ChaCha8Rng, span: f64, shared: &[(f64, f64)], size: u64) -> String {
+fn gen_graph(
+    rng: &mut ChaCha8Rng,
+    (extra, mtus): (&mut ChaCha8Rng, &mut ChaCha8Rng),
+    span: f64,
+    shared: &[(f64, f64)],
+    size: u64,
+) -> String {
     let routers = rng.gen_range(1..=3);
     let mut hops: Vec<(String, String, String)> = Vec::new();
     for i in 1..=routers {
@@ -467,7 +518,8 @@ fn gen_graph(rng: &mut ChaCha8Rng, extra: &mut ChaCha8Rng, span: f64, shared: &[
     let mut links = Vec::new();
     for (name, from, to) in &hops {
         let outages = gen_outages(rng, span, shared);
-        let l = gen_link(rng, name, &outages, Some((from, to)));
+        let mut l = gen_link(rng, name, &outages, Some((from, to)));
+        gen_mtu(mtus, &mut l);
         t += &format!("[[topology.link]]\n{}", l.toml);
         links.push(l);
     }
@@ -497,7 +549,8 @@ fn gen_graph(rng: &mut ChaCha8Rng, extra: &mut ChaCha8Rng, span: f64, shared: &[
         .map(|(_, via)| 1.0 - via.iter().map(|&l| 1.0 - links[l].loss).product::<f64>())
         .fold(0.0, f64::max);
     let smallest_burst = used.iter().map(|&l| links[l].burst).fold(f64::INFINITY, f64::min);
-    let limits = Limits { slowest_bps: slowest, max_rtt, max_loss, smallest_burst };
+    let smallest_mtu = smallest_mtu(used.iter().map(|&l| &links[l]));
+    let limits = Limits { slowest_bps: slowest, max_rtt, max_loss, smallest_burst, smallest_mtu };
     // Now and then several copies of the flow (`count`), started over a
     // few seconds, compete for the paths.
     let copies = if extra.gen_bool(0.15) { extra.gen_range(2..=5) } else { 1 };

@@ -260,6 +260,23 @@ fn questionable_inputs_are_refused_or_warned_about() {
     );
     let fast_core = hybrid("10s", &links, "") + "core_rate = \"2.5Gbit\"\n";
     assert!(scenario(&fast_core).warnings(Duration::from_secs(10)).is_empty(), "a core as fast as the links together");
+    // A link with an MTU keeps full-sized packets (1448 + 52 bytes) from a
+    // flow without black-hole detection, and the wire format's padded
+    // opening (1228 bytes) from any.
+    let mtu = |mtu: u32, flow: &str| {
+        let links = [format!("rate = \"10Mbit\", mtu = {mtu}"), "rate = \"10Mbit\"".to_string()];
+        let links: Vec<&str> = links.iter().map(String::as_str).collect();
+        scenario(&hybrid("10s", &links, flow)).warnings(Duration::from_secs(10))
+    };
+    let w = mtu(1420, "");
+    println!("{w:?}");
+    assert!(w.len() == 1 && w[0].contains("`flow[0].paths`") && w[0].contains("at most 1368"), "{w:?}");
+    assert!(mtu(1420, "mss_floor = 1368").is_empty(), "the floor's packets fit");
+    assert!(mtu(1500, "").is_empty(), "1500 bytes carry 1448 + 52");
+    let w = mtu(1220, "mss_floor = 1000, wire = true");
+    println!("{w:?}");
+    assert!(w.len() == 1 && w[0].contains("1228 of an opening packet"), "{w:?}");
+    assert!(mtu(1228, "mss_floor = 1000, wire = true").is_empty(), "the opening fits");
 }
 
 /// Percentiles within 0.1%: the default run's p50, p95 and p99 differ

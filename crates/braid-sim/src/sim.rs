@@ -60,6 +60,26 @@ pub struct FlowSpec {
     pub wire_format: bool,
 }
 
+impl FlowSpec {
+    /// The most bytes a link is charged for a data packet of `payload`
+    /// bytes of this flow (in the wire format its header's size varies).
+    pub fn largest_data_packet(&self, payload: u32) -> u32 {
+        match self.wire_format {
+            true => payload + braid_proto::wire::MAX_DATA_OVERHEAD + UDP_IPV4_OVERHEAD,
+            false => payload + braid_proto::packet::DATA_HEADER_BYTES,
+        }
+    }
+
+    /// The bytes a link is charged for a subflow's opening packet (the wire
+    /// format pads it, as QUIC pads its Initial).
+    pub fn opening_packet(&self) -> u32 {
+        match self.wire_format {
+            true => braid_proto::wire::HELLO_LEN as u32 + UDP_IPV4_OVERHEAD,
+            false => braid_proto::packet::DATA_HEADER_BYTES,
+        }
+    }
+}
+
 /// Why a simulation could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BuildError {
