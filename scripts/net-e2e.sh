@@ -274,7 +274,9 @@ print("  MSS %s, RTOs %s at the sender; bytes per subflow at the receiver %s" % 
 
 # Path 0 carries only 1420-byte packets (a VPN's MTU). 1. The client's interface says so: its
 # subflow takes the route's MTU (1322-byte payloads) from the start and keeps it every second (no
-# black-hole fallback; a timeout from ordinary congestion may still happen, one did in CI). 2. A bridge
+# black-hole fallback; a timeout from ordinary congestion may still happen, one did in CI), and
+# each subflow carries at least 30% (a subflow below the connection's MSS once stalled the
+# scheduler: 5-16% went over path 1, 99-111 Mbit/s of 200 on 200 MB; now 50%, 183-191). 2. A bridge
 # port on the way drops larger frames without a word: black-hole detection brings subflow 0 down
 # to 1162-byte payloads after two timeouts and it carries data again; 10 s later its probes
 # search up to within 8 bytes of the 1322 the path carries (and so under the redundant
@@ -287,7 +289,7 @@ case_7() {
 assert [f["mss"] for f in sf] == [1322, 1400], sf
 mss0 = [l["subflows"][0]["mss"] for l in sent if "subflows" in l and l["event"] != "summary"]
 assert mss0 and set(mss0) == {1322}, mss0
-assert all(f["bytes"] > 0 for f in rf), rf
+assert min(f["bytes"] for f in rf) > 0.3 * sum(f["bytes"] for f in rf), rf
 ' || rc=$?
   ip -n "$client" link set emu0 mtu 1500
   [ "$rc" = 0 ] || return "$rc"
