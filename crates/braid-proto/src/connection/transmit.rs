@@ -206,7 +206,13 @@ impl Connection {
             (dsn, len, true)
         } else {
             let len = mss.min(self.send.backlog()).min(window_room);
-            let window_runt = len < mss.min(self.send.backlog()) && self.any_in_flight();
+            // Less than a full segment while data is in flight waits for
+            // the peer's window (Linux's `tcp_snd_wnd_test`); full is the
+            // segment of the subflow with the smallest MSS, since a segment
+            // is cut to the MSS of the subflow that takes it.
+            let window_runt = len < mss.min(self.send.backlog())
+                && self.any_in_flight()
+                && len < self.smallest_mss().min(self.send.backlog());
             let nagle = self.nagle_holds(len);
             if len == 0 || window_runt || nagle {
                 // Nothing new to send, only a runt the window allows, or a
@@ -467,6 +473,13 @@ impl Connection {
     /// no copy).
     pub(super) fn uncarried(&self, i: usize) -> u64 {
         self.subflows[i].carried_to.max(self.send.una())
+    }
+
+    /// The smallest MSS of the established subflows (the connection's if
+    /// none is smaller).
+    fn smallest_mss(&self) -> u64 {
+        let smallest = self.subflows.iter().filter(|s| s.is_established()).map(|s| s.mss).min();
+        u64::from(smallest.unwrap_or(self.config.mss).min(self.config.mss))
     }
 
     pub(super) fn any_in_flight(&self) -> bool {
