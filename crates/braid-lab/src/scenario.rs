@@ -240,9 +240,7 @@ impl Scenario {
         }
         out
     }
-}
 
-impl Scenario {
     /// What the links' MTUs keep from flow `f`, path by path: its opening
     /// packet, or data packets of the size it falls back to (its
     /// `mss_floor`, or its `mss` without one).
@@ -260,13 +258,13 @@ impl Scenario {
                     path.name,
                     braid_proto::wire::HELLO_LEN
                 ));
-            } else if f.largest_data_packet(least) > mtu {
+            } else if let Some(over) = f.largest_data_packet(least).checked_sub(mtu).filter(|&o| o > 0) {
                 out.push(format!(
                     "path {:?}: link {link:?} carries at most {mtu} bytes, and a data packet of {least} payload bytes \
                      takes up to {}: no data crosses there; set `mss_floor` (black-hole detection) to at most {}",
                     path.name,
-                    f.largest_data_packet(least),
-                    mtu - (f.largest_data_packet(least) - least)
+                    mtu + over,
+                    least - over
                 ));
             }
         }
