@@ -204,6 +204,18 @@ fn questionable_inputs_are_refused_or_warned_about() {
             "no full packet",
         ),
         (hybrid("10s", &["rate = \"10Mbit\", mtu = 500"], ""), "topology.link[0].mtu", "576 to 65535"),
+        (
+            "[topology]\nkind = \"fattree\"\nk = 4\nrate = \"10Mbit\"\nmtu = 70000\n[[flow]]\nfrom = \"h0\"\nto = \"h1\"\n"
+                .to_string(),
+            "topology.mtu",
+            "576 to 65535",
+        ),
+        (
+            "[topology]\nkind = \"hybrid-access\"\nmtu = 1400\n[[topology.link]]\nrate = \"10Mbit\"\n[[flow]]\n"
+                .to_string(),
+            "topology.mtu",
+            "set `mtu` on each link",
+        ),
         (hybrid("10s", &["rate = \"10Mbit\""], "mss = 1200, mss_floor = 1300"), "flow[0].mss_floor", "mss (1200)"),
     ]);
     // Back-to-back outages and a queue of exactly one packet are fine.

@@ -62,3 +62,28 @@ fn under_the_redundant_scheduler_a_lagging_subflow_searches_too() {
     println!("(mss, rtos, Mbit/s) per subflow {sf:?}");
     assert!((1315..=1322).contains(&s.flows[0].subflows[0].mss), "{sf:?}");
 }
+
+/// A fabric's `mtu` applies to every link: with a floor every subflow of a
+/// permutation falls back, then searches up to the 1,420-byte MTU (each
+/// crosses several links, all of it), and the hosts' links carry most of
+/// their rate; without one, no data crosses at all.
+#[test]
+fn a_fabrics_mtu_holds_on_every_link() {
+    for topology in ["kind = \"fattree\"\nk = 4", "kind = \"bcube\"\nn = 2\nk = 1"] {
+        let fabric = |floor: &str| {
+            simulate(&format!(
+                "duration = \"20s\"\n[topology]\n{topology}\nrate = \"10Mbit\"\nmtu = 1420\n\
+                 [[flow]]\nmatrix = \"permutation\"\nsubflows = 2\ncc = \"lia\"\n{floor}"
+            ))
+        };
+        let s = fabric("mss_floor = 1100");
+        let mss: Vec<u32> = s.flows.iter().flat_map(|f| f.subflows.iter().map(|x| x.mss)).collect();
+        let mean = s.flows.iter().map(|f| f.goodput_mbps).sum::<f64>() / s.flows.len() as f64;
+        println!("{topology:?}: mean {mean:.1} Mbit/s, MSS {mss:?}");
+        assert!(mss.iter().all(|m| (1315..=1322).contains(m)), "{mss:?}");
+        assert!(mean > 5.0, "mean {mean:.1} Mbit/s of 10");
+        assert!(s.links.iter().any(|l| l.drops_mtu > 0));
+        let s = fabric("");
+        assert!(s.flows.iter().all(|f| f.bytes_delivered == 0), "data crossed a 1,420-byte MTU without a floor");
+    }
+}

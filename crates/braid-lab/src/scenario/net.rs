@@ -47,6 +47,7 @@ pub(super) struct RawTopology {
     aqm: Option<String>,
     oversubscription: Option<u32>,
     ecmp: Option<String>,
+    mtu: Option<u32>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -147,6 +148,13 @@ impl Fabric {
         }
     }
 
+    fn topology_mut(&mut self) -> &mut Topology {
+        match self {
+            Fabric::FatTree(t, _) => &mut t.topology,
+            Fabric::BCube(b) => &mut b.topology,
+        }
+    }
+
     /// The routes subflow `subflow` of a connection from `src` to `dst`
     /// takes: the route number and its forward and reverse links. FatTree:
     /// ECMP over the equal-cost routes (`connection` salts the hash, as a
@@ -211,8 +219,8 @@ const KINDS: &[(&str, &[&str])] = &[
     ("hybrid-access", &["link", "core_rate"]),
     ("dumbbell", &["bottleneck", "access_rate"]),
     ("graph", &["link", "path"]),
-    ("fattree", &["k", "rate", "delay", "queue", "host_queue", "aqm", "oversubscription", "ecmp"]),
-    ("bcube", &["n", "k", "rate", "delay", "queue", "aqm"]),
+    ("fattree", &["k", "rate", "delay", "queue", "host_queue", "aqm", "oversubscription", "ecmp", "mtu"]),
+    ("bcube", &["n", "k", "rate", "delay", "queue", "aqm", "mtu"]),
 ];
 
 fn kinds_with(key: &str) -> String {
@@ -242,12 +250,14 @@ fn check_topology_keys(cx: &Ctx, t: &RawTopology) -> Result<(), ScenarioError> {
         ("aqm", t.aqm.is_some()),
         ("oversubscription", t.oversubscription.is_some()),
         ("ecmp", t.ecmp.is_some()),
+        ("mtu", t.mtu.is_some()),
     ];
     for (key, present) in set {
         if present && !allowed.contains(&key) {
             let hint = match (t.kind.as_str(), key) {
                 ("hybrid-access", "bottleneck") => "; hybrid-access uses [[topology.link]]".to_string(),
                 ("dumbbell", "link" | "core_rate") => "; dumbbell uses [topology.bottleneck]".to_string(),
+                (_, "mtu") => "; other kinds set `mtu` on each link".to_string(),
                 _ => String::new(),
             };
             return Err(cx.invalid(format!("topology.{key}"), format!("belongs to {}{hint}", kinds_with(key))));
@@ -870,7 +880,8 @@ fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
             Some(q) => Ok(queue_limit(cx.field(key, q)?, rate_bps, Duration::ZERO)),
         }
     };
-    let fabric = if t.kind == "fattree" {
+    let mtu = t.mtu.map(|m| cx.within("topology.mtu", m, 576..=65_535, MTU_RANGE)).transpose()?;
+    let mut fabric = if t.kind == "fattree" {
         let k =
             t.k.ok_or_else(|| cx.invalid("topology.k", "fattree needs `k`, the switches' port count (8: 128 hosts)"))?;
         let switch_queue = queue("topology.queue", &t.queue, 100)?;
@@ -909,6 +920,9 @@ fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
         };
         Fabric::BCube(BCube::new(&p).map_err(|m| cx.invalid("topology.n", m))?)
     };
+    for link in &mut fabric.topology_mut().links {
+        link.mtu = mtu;
+    }
     let hosts = fabric.hosts();
     let host = |key: String, name: &str| -> Result<usize, ScenarioError> {
         name.strip_prefix('h')
