@@ -32,6 +32,11 @@ pub enum PacketError {
     BadLength,
     /// A SACK block that is empty or reversed.
     BadSackBlock,
+    /// A data packet whose packet-number floor is above its own number: a
+    /// sender's floor is the oldest packet it still waits for, never one
+    /// after the packet it sends. The receiver would acknowledge packets
+    /// never sent, and the sender take every later packet as acknowledged.
+    FloorAbovePacket,
 }
 
 impl std::fmt::Display for PacketError {
@@ -40,6 +45,7 @@ impl std::fmt::Display for PacketError {
             PacketError::SequenceOutOfRange => "sequence number out of range",
             PacketError::BadLength => "segment length out of range or inconsistent with payload",
             PacketError::BadSackBlock => "empty or reversed SACK block",
+            PacketError::FloorAbovePacket => "packet-number floor above the packet's own number",
         })
     }
 }
@@ -189,6 +195,9 @@ impl Packet {
             Frame::Data(d) => {
                 in_range(d.pn)?;
                 in_range(d.pn_floor)?;
+                if d.pn_floor > d.pn {
+                    return Err(PacketError::FloorAbovePacket);
+                }
                 in_range(d.dsn.saturating_add(u64::from(d.len)))?;
                 // A payload is all `len` bytes, or absent (synthetic data).
                 if d.len > MAX_SEGMENT || !(d.payload.is_empty() || d.payload.len() == d.len as usize) {

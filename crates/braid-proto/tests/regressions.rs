@@ -348,6 +348,33 @@ fn hostile_packet_numbers_cost_bounded_work() {
     assert!(t.elapsed() < std::time::Duration::from_secs(2), "{:?}", t.elapsed());
 }
 
+/// A data packet whose packet-number floor is above its own number (one
+/// forged, or with a bit flipped on the way) is refused before it touches
+/// the receiver: taken, it moved the receiver's cumulative acknowledgement
+/// past every packet the sender had sent, and the sender, which clamps an
+/// acknowledgement to what it sent, then took every later packet as
+/// acknowledged on arrival; losses were left to the connection-level
+/// timer and its backoff (a real transfer crawled at 0.02 Mbit/s).
+#[test]
+fn a_floor_above_the_packet_number_is_refused() {
+    let (mut a, mut b) = common::established(Config::default());
+    let now = Instant::ZERO;
+    a.write(&[1; 10_000]);
+    let sent = drain(&mut a, now);
+    let Some(Frame::Data(d)) = sent.first().map(|p| &p.frame) else { panic!("data first: {sent:?}") };
+    let mut forged = sent[0].clone();
+    forged.frame = Frame::Data(DataFrame { pn_floor: d.pn + 1_000, ..d.clone() });
+    assert!(b.handle_datagram(now, forged).is_err(), "the forged floor was taken");
+    let top = sent.iter().filter_map(|p| if let Frame::Data(d) = &p.frame { Some(d.pn) } else { None }).max();
+    for p in sent {
+        b.handle_datagram(now, p).unwrap();
+    }
+    let acks = drain(&mut b, now + Duration::from_millis(50));
+    let cumulative = acks.iter().filter_map(|p| if let Frame::Ack(a) = &p.frame { Some(a.cumulative) } else { None });
+    let top = top.expect("data packets");
+    assert!(cumulative.clone().count() > 0 && cumulative.clone().all(|c| c <= top + 1), "{acks:?}");
+}
+
 /// After an RTO whose retransmit entries were all delivered by another subflow,
 /// the failed subflow sends nothing (no probe) until the *next* backed-off RTO.
 #[test]

@@ -44,7 +44,8 @@ fn frame() -> impl Strategy<Value = Frame> {
     let data = (seq(), seq(), 0..MAX_SEQUENCE - 70_000, 0u32..3000, any::<bool>(), any::<u8>()).prop_map(
         |(pn, pn_floor, dsn, len, synthetic, fill)| {
             let payload = if synthetic { Vec::new() } else { vec![fill; len as usize] };
-            Frame::Data(DataFrame { pn, pn_floor, dsn, len, payload })
+            // A sender's floor is never above the packet's number.
+            Frame::Data(DataFrame { pn, pn_floor: pn_floor.min(pn), dsn, len, payload })
         },
     );
     let ack = (seq(), proptest::collection::vec((0..MAX_SEQUENCE - 1, 1..1000u64), 0..=3), seq(), seq()).prop_map(
@@ -117,7 +118,7 @@ fn a_data_packet_byte_for_byte() {
     let p = Packet {
         cid: 0x0102_0304_0506_0708,
         subflow: SubflowId(3),
-        frame: Frame::Data(DataFrame { pn: 5, pn_floor: 64, dsn: 16_384, len: 2, payload: vec![0xaa, 0xbb] }),
+        frame: Frame::Data(DataFrame { pn: 64, pn_floor: 5, dsn: 16_384, len: 2, payload: vec![0xaa, 0xbb] }),
         control: Some(Box::new(Control::DataFin { dsn: 16_386 })),
     };
     let mut bytes = Vec::new();
@@ -127,11 +128,15 @@ fn a_data_packet_byte_for_byte() {
         0x30, // version 1, control, data
         1, 2, 3, 4, 5, 6, 7, 8, 3, // cid, subflow
         10, 0x80, 0x00, 0x40, 0x02, // DataFin, dsn 16386 as a 4-byte varint
-        5, 0x40, 64, 0x80, 0x00, 0x40, 0x00, // pn 5, pn_floor 64, dsn 16384
+        0x40, 64, 5, 0x80, 0x00, 0x40, 0x00, // pn 64, pn_floor 5, dsn 16384
         0, 2, 0xaa, 0xbb, // len 2, payload
     ];
     assert_eq!(bytes, expect);
     assert_eq!(decode(&bytes), Ok(p));
+    // The floor above the packet's number (64 and 5 swapped): refused.
+    let mut swapped = expect.to_vec();
+    swapped.splice(15..18, [5, 0x40, 64]);
+    assert_eq!(decode(&swapped), Err(DecodeError::Invalid(PacketError::FloorAbovePacket)));
 }
 
 #[test]
