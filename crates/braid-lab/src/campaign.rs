@@ -18,6 +18,7 @@
 //! that nesting order; [`Plan`] enumerates them and builds each run's
 //! scenario on demand, so a plan costs a few hundred bytes per run.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use braid_proto::Duration;
@@ -185,19 +186,47 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
     };
     let raw: RawCampaign = toml::from_str(text).map_err(syntax)?;
     let mut resolved: Table = toml::from_str(text).map_err(syntax)?;
+    let here = dir.unwrap_or(Path::new(""));
     let base = match raw.base {
-        Value::Table(t) => t,
+        Value::Table(mut t) => {
+            absolute_traces(&mut t, here);
+            t
+        }
         Value::String(p) => {
-            let path = dir.map_or_else(|| Path::new(&p).to_path_buf(), |d| d.join(&p));
+            let path = here.join(&p);
             let shown = path.display().to_string();
             let t =
                 std::fs::read_to_string(&path).map_err(|source| ScenarioError::Io { file: shown.clone(), source })?;
-            toml::from_str(&t).map_err(|e| ScenarioError::Syntax { file: shown, message: e.to_string() })?
+            let mut t: Table =
+                toml::from_str(&t).map_err(|e| ScenarioError::Syntax { file: shown, message: e.to_string() })?;
+            // Its traces sit next to it, as for `braid run`.
+            absolute_traces(&mut t, path.parent().unwrap_or(here));
+            t
         }
         _ => return Err(invalid(file, "base", "must be a table of scenario keys or a scenario file's path")),
     };
-    resolved.insert("base".into(), Value::Table(base.clone()));
+    for v in resolved.get_mut("scenario").and_then(Value::as_array_mut).into_iter().flatten() {
+        if let Value::Table(t) = v {
+            absolute_traces(t, here);
+        }
+    }
+    for axis in resolved.get_mut("axis").and_then(Value::as_array_mut).into_iter().flatten() {
+        let Some(a) =
+            axis.as_table_mut().filter(|a| a.get("key").and_then(Value::as_str).is_some_and(|k| k.ends_with(".trace")))
+        else {
+            continue;
+        };
+        for list in ["values", "extra"] {
+            for v in a.get_mut(list).and_then(Value::as_array_mut).into_iter().flatten() {
+                absolute_path(v, here);
+            }
+        }
+    }
+    resolved.insert("base".into(), Value::Table(base));
     let text = toml::to_string(&resolved).map_err(|e| invalid(file, "base", e.to_string()))?;
+    // Variants and axes as resolved (trace paths made absolute).
+    let raw: RawCampaign = toml::from_str(&text).map_err(syntax)?;
+    let Value::Table(base) = raw.base else { return Err(invalid(file, "base", "must be a table")) };
     let duration = match &raw.duration {
         Some(d) => parse_duration(d).map_err(|m| invalid(file, "duration", m))?,
         None => Duration::from_secs(30),
@@ -216,8 +245,15 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
             _ => Err(invalid(file, format!("scenario[{i}].{k}"), "needs a non-empty string")),
         };
         let (family, name) = (take("family")?, take("name")?);
-        if variants.iter().any(|v: &Variant| v.name == name) {
-            return Err(invalid(file, format!("scenario[{i}].name"), format!("{name:?} is used twice")));
+        if let Some(v) = variants.iter().find(|v: &&Variant| file_safe(&v.name) == file_safe(&name)) {
+            let why = match v.name == name {
+                true => format!("{name:?} is used twice"),
+                false => format!("{name:?} and {:?} would share the run folder {:?}", v.name, file_safe(&name)),
+            };
+            return Err(invalid(file, format!("scenario[{i}].name"), why));
+        }
+        if let Some(k) = PLAN_KEYS.iter().find(|k| t.contains_key(**k)) {
+            return Err(invalid(file, format!("scenario[{i}].{k}"), plan_key_message(k)));
         }
         variants.push(Variant { family, name, set: t });
     }
@@ -240,6 +276,22 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
         }
         if ["run", "family", "scenario", "seed"].contains(&a.name.as_str()) || axes.iter().any(|b| b.name == a.name) {
             return Err(invalid(file, format!("{key}.name"), format!("{:?} is taken", a.name)));
+        }
+        if let Some(k) = PLAN_KEYS.iter().find(|k| a.key == **k) {
+            return Err(invalid(file, format!("{key}.key"), plan_key_message(k)));
+        }
+        if let Some(b) = axes.iter().find(|b| b.key == a.key) {
+            return Err(invalid(file, format!("{key}.key"), format!("{:?} is axis {:?}'s key too", a.key, b.name)));
+        }
+        let mut folders = BTreeMap::new();
+        for v in a.values.iter().chain(&a.extra) {
+            if let Some(before) = folders.insert(file_safe(&display_value(v)), v) {
+                let why = match before == v {
+                    true => format!("{v} is listed twice"),
+                    false => format!("{before} and {v} would share a run folder"),
+                };
+                return Err(invalid(file, format!("{key}.values"), why));
+            }
         }
         axes.push(Axis { name: a.name, key: a.key, values: a.values, extra: a.extra });
     }
@@ -292,20 +344,25 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
         report,
     };
     // Every variant and every axis value (extras too) must make a valid
-    // scenario, so mistakes surface before any run starts.
-    let plan = campaign.plan(Overrides { extra: true, seeds: Some(1), duration: None });
-    let mut seen_variant = vec![false; campaign.variants.len()];
-    let mut seen_value: Vec<Vec<bool>> =
-        campaign.axes.iter().map(|a| vec![false; a.values.len() + a.extra.len()]).collect();
-    for run in &plan.runs {
-        let new_value = run.values.iter().enumerate().any(|(a, &k)| !seen_value[a][k]);
-        if new_value || !seen_variant[run.variant] {
-            plan.scenario(run)?;
-            seen_variant[run.variant] = true;
-            for (a, &k) in run.values.iter().enumerate() {
-                seen_value[a][k] = true;
+    // scenario, so mistakes surface before any run starts: each variant with
+    // the axes' first values, each value with the first variant and the
+    // other axes' first values (not the whole product, which may be huge).
+    let overrides = Overrides { extra: true, seeds: Some(1), duration: None };
+    let plan = Plan { campaign: campaign.clone(), overrides, duration, seeds: 1, runs: Vec::new() };
+    let first = vec![0; campaign.axes.len()];
+    let variants = (0..campaign.variants.len()).map(|variant| (variant, first.clone()));
+    let values = campaign.axes.iter().enumerate().flat_map(|(a, axis)| {
+        (1..axis.values.len() + axis.extra.len()).map({
+            let first = first.clone();
+            move |k| {
+                let mut values = first.clone();
+                values[a] = k;
+                (0, values)
             }
-        }
+        })
+    });
+    for (variant, values) in variants.chain(values) {
+        plan.scenario(&RunSpec { index: 0, variant, values, seed: 1 })?;
     }
     Ok(campaign)
 }
@@ -321,6 +378,11 @@ pub struct RunSpec {
     pub seed: u64,
 }
 
+/// The most runs a plan may hold (each is a few dozen bytes in memory, a
+/// folder and a summary on disk): far beyond any campaign that finishes,
+/// short of one that exhausts memory before the first run.
+pub const MAX_RUNS: u64 = 1_000_000;
+
 /// The enumerated runs of a campaign under given overrides.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -332,11 +394,28 @@ pub struct Plan {
 }
 
 impl Campaign {
-    /// The runs, scenarios x axes x seeds.
-    pub fn plan(&self, overrides: Overrides) -> Plan {
+    /// The runs, scenarios x axes x seeds; refused beyond [`MAX_RUNS`].
+    pub fn plan(&self, overrides: Overrides) -> Result<Plan, CampaignError> {
         let seeds = overrides.seeds.unwrap_or(self.seeds);
         let sizes: Vec<usize> =
             self.axes.iter().map(|a| a.values.len() + if overrides.extra { a.extra.len() } else { 0 }).collect();
+        let count =
+            sizes.iter().try_fold((self.variants.len() as u64).saturating_mul(seeds), |n, &k| n.checked_mul(k as u64));
+        if count.is_none_or(|n| n > MAX_RUNS) {
+            let factors: Vec<String> = std::iter::once(format!("{} scenarios", self.variants.len()))
+                .chain(self.axes.iter().zip(&sizes).map(|(a, k)| format!("{k} {}", a.name)))
+                .chain(std::iter::once(format!("{seeds} seeds")))
+                .collect();
+            let n = count.map_or("more than 2^64".to_string(), |n| n.to_string());
+            return Err(invalid(
+                &self.file,
+                "axis",
+                format!(
+                    "{n} runs ({}): more than the {MAX_RUNS} a sweep may plan; split it into smaller campaigns",
+                    factors.join(" x ")
+                ),
+            ));
+        }
         let mut runs = Vec::new();
         for variant in 0..self.variants.len() {
             let mut values = vec![0; sizes.len()];
@@ -362,7 +441,13 @@ impl Campaign {
                 }
             }
         }
-        Plan { campaign: self.clone(), overrides, duration: overrides.duration.unwrap_or(self.duration), seeds, runs }
+        Ok(Plan {
+            campaign: self.clone(),
+            overrides,
+            duration: overrides.duration.unwrap_or(self.duration),
+            seeds,
+            runs,
+        })
     }
 }
 
@@ -375,6 +460,43 @@ pub fn display_value(v: &Value) -> String {
 }
 
 /// Keeps letters, digits, `.`, `-` and `_`, for file names.
+/// Makes the relative trace files of a scenario table's links absolute,
+/// from `dir`: runs are parsed with their campaign's name, not a file of
+/// their own, and a results folder keeps the campaign (for merging and
+/// resuming) away from the traces.
+fn absolute_traces(scenario: &mut Table, dir: &Path) {
+    let Some(topology) = scenario.get_mut("topology").and_then(Value::as_table_mut) else { return };
+    for (key, v) in topology.iter_mut() {
+        let links = match (key.as_str(), v) {
+            ("link", Value::Array(links)) => links.iter_mut().collect(),
+            ("bottleneck", link) => vec![link],
+            _ => continue,
+        };
+        for trace in links.into_iter().filter_map(|l| l.as_table_mut()?.get_mut("trace")) {
+            absolute_path(trace, dir);
+        }
+    }
+}
+
+fn absolute_path(v: &mut Value, dir: &Path) {
+    if let Value::String(s) = v {
+        if let Ok(p) = std::path::absolute(dir.join(&*s)) {
+            *s = p.display().to_string();
+        }
+    }
+}
+
+/// Scenario keys a sweep sets itself, which variants and axes may not.
+const PLAN_KEYS: [&str; 3] = ["name", "seed", "duration"];
+
+fn plan_key_message(key: &str) -> String {
+    match key {
+        "seed" => "seeds come from the campaign's `seeds` (1 to N) or `--seeds`".into(),
+        "duration" => "every run lasts the campaign's `duration` (or `--duration`)".into(),
+        _ => "a run's name is its [[scenario]]'s `name`".into(),
+    }
+}
+
 fn file_safe(s: &str) -> String {
     let out: String =
         s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' }).collect();
@@ -529,7 +651,7 @@ mod tests {
     #[test]
     fn plan_is_the_product_in_file_order_with_seeds_innermost() {
         let c = parse(SMALL, "small.toml", None).unwrap();
-        let p = c.plan(Overrides::default());
+        let p = c.plan(Overrides::default()).unwrap();
         assert_eq!(p.runs.len(), 2 * 2 * 2 * 2);
         let ids: Vec<String> = p.runs.iter().take(5).map(|r| p.run_id(r)).collect();
         assert_eq!(
@@ -543,7 +665,7 @@ mod tests {
             ]
         );
         assert_eq!(p.run_id(&p.runs[8]), "slow_second/minrtt/lia/seed1");
-        let with_extra = c.plan(Overrides { extra: true, seeds: Some(1), duration: None });
+        let with_extra = c.plan(Overrides { extra: true, seeds: Some(1), duration: None }).unwrap();
         assert_eq!(with_extra.runs.len(), 2 * 3 * 2);
         assert!(with_extra
             .runs
@@ -555,7 +677,7 @@ mod tests {
     #[test]
     fn variants_merge_into_the_base_and_axes_set_keys() {
         let c = parse(SMALL, "small.toml", None).unwrap();
-        let p = c.plan(Overrides { duration: Some(Duration::from_secs(1)), ..Default::default() });
+        let p = c.plan(Overrides { duration: Some(Duration::from_secs(1)), ..Default::default() }).unwrap();
         let run = &p.runs[8 + 7]; // slow second, rr, bbr, seed 2
         let s = p.scenario(run).unwrap();
         assert_eq!((s.name.as_str(), s.seed, s.duration), ("slow second", 2, Duration::from_secs(1)));
@@ -588,5 +710,103 @@ mod tests {
         let e = parse(&SMALL.replace("values = [\"minrtt\", \"rr\"]", "values = [[1]]"), "x.toml", None).unwrap_err();
         assert!(e.to_string().contains("axis[0].values"), "{e}");
         assert!(parse("nonsense = 1\nbase = {}", "x.toml", None).unwrap_err().to_string().contains("x.toml"));
+    }
+
+    /// Runs that would share a folder (one summary reported for two runs),
+    /// and keys the sweep sets itself (the value would be ignored).
+    #[test]
+    fn colliding_runs_and_ignored_keys_are_refused() {
+        let refused = |text: &str, key: &str, phrase: &str| {
+            let e = parse(text, "small.toml", None).unwrap_err().to_string();
+            assert!(e.contains(&format!("`{key}`")) && e.contains(phrase), "{e}");
+        };
+        refused(
+            &SMALL.replace("name = \"same\"", "name = \"slow/second\""),
+            "scenario[1].name",
+            "share the run folder",
+        );
+        refused(&SMALL.replace("[\"lia\", \"bbr\"]", "[\"lia\", \"lia\"]"), "axis[1].values", "listed twice");
+        refused(&SMALL.replace("[\"lia\", \"bbr\"]", "[\"a/b\", \"a_b\"]"), "axis[1].values", "share a run folder");
+        refused(&SMALL.replace("extra = [\"redundant\"]", "extra = [\"rr\"]"), "axis[0].values", "listed twice");
+        refused(&SMALL.replace("key = \"flow.0.cc\"", "key = \"seed\""), "axis[1].key", "--seeds");
+        refused(&SMALL.replace("key = \"flow.0.cc\"", "key = \"duration\""), "axis[1].key", "--duration");
+        refused(&SMALL.replace("key = \"flow.0.cc\"", "key = \"name\""), "axis[1].key", "[[scenario]]");
+        refused(&SMALL.replace("key = \"flow.0.cc\"", "key = \"flow.0.scheduler\""), "axis[1].key", "\"scheduler\"");
+        refused(&SMALL.replace("name = \"same\"", "name = \"same\"\nseed = 7"), "scenario[0].seed", "--seeds");
+        assert!(parse(SMALL, "small.toml", None).is_ok());
+    }
+
+    /// Trace files sit next to the scenario that names them: the base file,
+    /// or the campaign for its own tables and axes. Their paths are made
+    /// absolute, so runs (parsed under the campaign's name) and a results
+    /// folder merged elsewhere still find them.
+    #[test]
+    fn traces_are_found_next_to_the_file_that_names_them() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/t.trace"), "1\n2\n3\n").unwrap();
+        let scenario = "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\ntrace = \"t.trace\"\n[[flow]]\n";
+        std::fs::write(dir.path().join("sub/scen.toml"), scenario).unwrap();
+        let axis = "[[axis]]\nname = \"cc\"\nkey = \"flow.0.cc\"\nvalues = [\"lia\", \"olia\"]\n";
+        let inline = format!(
+            "{axis}[base]\n{}",
+            scenario
+                .replace("[topology]", "[base.topology]")
+                .replace("[[topology", "[[base.topology")
+                .replace("[[flow", "[[base.flow")
+                .replace("t.trace", "sub/t.trace")
+        );
+        for text in [format!("base = \"sub/scen.toml\"\n{axis}"), inline] {
+            let c = parse(&text, "c.toml", Some(dir.path())).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let plan = c.plan(Overrides::default()).unwrap();
+            let s = plan.scenario(&plan.runs[1]).unwrap();
+            assert!(s.topology.links.iter().any(|l| l.trace.is_some()));
+            assert!(c.text.contains(&dir.path().join("sub/t.trace").display().to_string()), "{}", c.text);
+        }
+        let text = format!("base = \"sub/scen.toml\"\n{axis}");
+        let kept = parse(&text, "c.toml", Some(dir.path())).unwrap().text;
+        assert!(
+            parse(&kept, "elsewhere/campaign.toml", Some(Path::new("elsewhere"))).is_ok(),
+            "the kept copy finds them"
+        );
+    }
+
+    /// A plan beyond [`MAX_RUNS`] is refused before it is built, and parsing
+    /// checks each value once rather than walking the product (twenty axes
+    /// of ten values: 10^20 runs).
+    #[test]
+    fn huge_products_are_refused_not_built() {
+        let mut text = String::from(
+            "base = { topology = { kind = \"hybrid-access\", link = [{ rate = \"10Mbit\" }] }, flow = [{}] }\n",
+        );
+        for a in 0..20 {
+            text += &format!("[[axis]]\nname = \"a{a}\"\nkey = \"flow.0.initial_window\"\nvalues = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n");
+        }
+        let e = parse(&text, "big.toml", None).unwrap_err().to_string();
+        assert!(e.contains("axis[1].key") && e.contains("axis \"a0\"'s key too"), "{e}");
+        let mut text = String::from(
+            "base = { topology = { kind = \"hybrid-access\", link = [{ rate = \"10Mbit\" }] }, flow = [{}] }\n",
+        );
+        let quoted = |v: &[&str]| v.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>();
+        let ms: Vec<String> = (1..=10).map(|v| format!("\"{v}ms\"")).collect();
+        let axes = [
+            ("initial_window", (1..=10).map(|v| v.to_string()).collect()),
+            ("ack_every", (1..=10).map(|v| v.to_string()).collect()),
+            ("mss", (1..=10).map(|v| (500 + v).to_string()).collect()),
+            ("min_rto", ms.clone()),
+            ("max_ack_delay", ms),
+            ("scheduler", quoted(&["minrtt", "rr", "blest", "ecf", "llhd", "redundant"])),
+            (
+                "cc",
+                quoted(&["lia", "olia", "balia", "reno", "cubic", "wvegas", "bbr", "ewtcp", "coupled", "semicoupled"]),
+            ),
+        ];
+        for (a, (key, values)) in axes.iter().enumerate() {
+            text += &format!("[[axis]]\nname = \"a{a}\"\nkey = \"flow.0.{key}\"\nvalues = [{}]\n", values.join(", "));
+        }
+        let c = parse(&text, "big.toml", None).unwrap();
+        let e = c.plan(Overrides::default()).unwrap_err().to_string();
+        assert!(e.contains("6000000 runs") && e.contains("1000000"), "{e}");
+        assert!(c.plan(Overrides { seeds: Some(1), ..Default::default() }).is_err());
     }
 }

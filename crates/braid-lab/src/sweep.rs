@@ -184,7 +184,7 @@ pub fn plan_of(dir: &Path) -> Result<Plan, SweepError> {
     let campaign = campaign::load(&dir.join("campaign.toml"))?;
     let overrides =
         Overrides { seeds: m.seeds, duration: m.duration_ns.map(braid_proto::Duration::from_nanos), extra: m.extra };
-    let plan = campaign.plan(overrides);
+    let plan = campaign.plan(overrides)?;
     if plan.fingerprint() != m.fingerprint {
         return Err(io(&path, "does not match the campaign.toml beside it"));
     }
@@ -198,7 +198,7 @@ pub fn sweep(
     opts: &SweepOptions,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<SweepOutcome, SweepError> {
-    let plan = campaign.plan(opts.overrides);
+    let plan = campaign.plan(opts.overrides)?;
     claim(dir, &plan)?;
     let slice: Vec<&RunSpec> = plan.runs.iter().filter(|r| opts.shard.is_none_or(|s| s.contains(r))).collect();
     let (finished, pending): (Vec<&RunSpec>, Vec<&RunSpec>) =

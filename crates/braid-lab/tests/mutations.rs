@@ -205,10 +205,10 @@ fn mutated_campaigns_never_panic() {
         let text = mutate(&std::fs::read_to_string(path).unwrap(), &keys, &mut rng);
         guarded(&format!("campaign case {case}"), &text, || {
             match campaign::parse(&text, "mutated.toml", path.parent()) {
-                Ok(c) => {
-                    c.plan(Overrides::default());
-                    planned += 1;
-                }
+                Ok(c) => match c.plan(Overrides::default()) {
+                    Ok(_) => planned += 1,
+                    Err(_) => rejected += 1,
+                },
                 Err(_) => rejected += 1,
             }
         });
