@@ -19,8 +19,9 @@ fn black_hole(duration: &str, first_rate: &str, flow: &str) -> Summary {
 }
 
 /// With a floor the first subflow falls back on its second timeout, then
-/// searches up to what the path carries (a 1,420-byte packet holds 1,322
-/// payload bytes with the largest header a probe allows for), and both
+/// searches up to what the path carries (a 1,420-byte packet holds 1,368
+/// payload bytes and the simulator's 52 header bytes; the search stops
+/// within 8 bytes, Linux's `tcp_probe_threshold`), and both
 /// paths fill. Before the scheduling fix (a subflow below the connection's
 /// MSS was asked for room for a connection-sized segment), the transfer
 /// ran at 2.9 Mbit/s: the scheduler kept choosing the first subflow, which
@@ -31,7 +32,7 @@ fn a_smaller_mtu_is_found_and_both_paths_fill() {
     let f = &s.flows[0];
     let sf: Vec<_> = f.subflows.iter().map(|x| (x.mss, x.rtos, x.goodput_mbps)).collect();
     println!("{:.2} Mbit/s; (mss, rtos, Mbit/s) per subflow {sf:?}", f.goodput_mbps);
-    assert!((1315..=1322).contains(&f.subflows[0].mss), "{sf:?}");
+    assert!((1361..=1368).contains(&f.subflows[0].mss), "{sf:?}");
     assert_eq!(f.subflows[1].mss, 1448, "{sf:?}");
     assert!(f.subflows[0].rtos >= 2, "{sf:?}");
     assert!(f.goodput_mbps > 17.0, "{:.2} Mbit/s of 20", f.goodput_mbps);
@@ -60,7 +61,7 @@ fn under_the_redundant_scheduler_a_lagging_subflow_searches_too() {
     let s = black_hole("20s", "5Mbit", "scheduler = \"redundant\", mss_floor = 1100");
     let sf: Vec<_> = s.flows[0].subflows.iter().map(|x| (x.mss, x.rtos, x.goodput_mbps)).collect();
     println!("(mss, rtos, Mbit/s) per subflow {sf:?}");
-    assert!((1315..=1322).contains(&s.flows[0].subflows[0].mss), "{sf:?}");
+    assert!((1361..=1368).contains(&s.flows[0].subflows[0].mss), "{sf:?}");
 }
 
 /// A fabric's `mtu` applies to every link: with a floor every subflow of a
@@ -80,10 +81,39 @@ fn a_fabrics_mtu_holds_on_every_link() {
         let mss: Vec<u32> = s.flows.iter().flat_map(|f| f.subflows.iter().map(|x| x.mss)).collect();
         let mean = s.flows.iter().map(|f| f.goodput_mbps).sum::<f64>() / s.flows.len() as f64;
         println!("{topology:?}: mean {mean:.1} Mbit/s, MSS {mss:?}");
-        assert!(mss.iter().all(|m| (1315..=1322).contains(m)), "{mss:?}");
+        assert!(mss.iter().all(|m| (1361..=1368).contains(m)), "{mss:?}");
         assert!(mean > 5.0, "mean {mean:.1} Mbit/s of 10");
         assert!(s.links.iter().any(|l| l.drops_mtu > 0));
         let s = fabric("");
         assert!(s.flows.iter().all(|f| f.bytes_delivered == 0), "data crossed a 1,420-byte MTU without a floor");
+    }
+}
+
+/// An outage also ends in two timeouts and a fall back: the probes then
+/// find what the path carries, whether it is the 1,500 bytes every full
+/// packet needs (the size comes back whole) or less (the search). Two bugs
+/// this guards: a probe for 1,448 bytes padded for the wire format's
+/// largest header (1,550 bytes here, where no packet of 1,448 exceeds
+/// 1,500) was lost on every try, and the size stayed at 1,398; and a probe
+/// lost to a full queue had the next sent behind it into the same queue,
+/// each taken as too large (with the outage from 24 s, the search ended at
+/// 1,181 of 1,368; from 26 s, at 1,137).
+#[test]
+fn after_an_outage_the_probes_find_what_the_path_carries() {
+    for (mtu, expect) in [(1500, 1448..=1448), (1420, 1361..=1368)] {
+        for from in [5, 24, 26] {
+            let links = [
+                format!(
+                    "rate = \"10Mbit\", rtt = \"20ms\", mtu = {mtu}, down = [{{ from = \"{from}s\", to = \"{}s\" }}]",
+                    from + 3
+                ),
+                "rate = \"10Mbit\", rtt = \"40ms\"".to_string(),
+            ];
+            let links: Vec<&str> = links.iter().map(String::as_str).collect();
+            let s = simulate(&hybrid("60s", &links, "mss_floor = 1100"));
+            let sf: Vec<_> = s.flows[0].subflows.iter().map(|x| (x.mss, x.rtos)).collect();
+            println!("mtu {mtu}, outage from {from} s: (mss, rtos) {sf:?}");
+            assert!(expect.contains(&sf[0].0), "mtu {mtu}, outage from {from} s: {sf:?}");
+        }
     }
 }

@@ -100,6 +100,13 @@ pub struct Config {
     /// simulator's flows set it with `mss_floor`, for links with an `mtu`):
     /// off.
     pub mss_floor: Option<u32>,
+    /// Every data packet's headers take the same bytes, whatever its
+    /// numbers: a driver that charges `packet::DATA_HEADER_BYTES` per packet
+    /// (the simulator without the wire format) sets it. A path-MTU probe
+    /// for an MSS then carries that MSS, as every packet of it is that
+    /// large; otherwise (the wire format's varint header) its payload makes
+    /// up for a header shorter than the largest.
+    pub fixed_data_header: bool,
 }
 
 impl Default for Config {
@@ -127,6 +134,7 @@ impl Default for Config {
             failure_timeout: Duration::from_secs(60),
             early_joins: false,
             mss_floor: None,
+            fixed_data_header: false,
         }
     }
 }

@@ -338,7 +338,10 @@ impl Sim {
             let c = cc::by_name(&spec.cc).ok_or_else(|| BuildError::UnknownController(spec.cc.clone()))?;
             let s = sched::build(&spec.scheduler, &spec.sched_settings)
                 .map_err(|e| BuildError::Scheduler(format!("flow `{}`: {e}", spec.name)))?;
-            let (config, key, crypto) = (spec.config.clone(), keys.next_u64(), Arc::clone(&crypto));
+            let (mut config, key, crypto) = (spec.config.clone(), keys.next_u64(), Arc::clone(&crypto));
+            // Without the wire format a link is charged the payload and
+            // `DATA_HEADER_BYTES`, whatever the packet's numbers.
+            config.fixed_data_header = !spec.wire_format;
             Ok(match side {
                 Side::Client => Connection::client(config, c, s, key, crypto),
                 Side::Server => Connection::server(config, c, s, key, crypto),

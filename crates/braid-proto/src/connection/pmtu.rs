@@ -45,7 +45,9 @@
 //! makes up for a header shorter than `wire::MAX_DATA_OVERHEAD`): sequence
 //! numbers grow and controls come and go, and the MSS found must fit every
 //! packet, not only the probe (Linux sizes each segment by the current
-//! options instead; Braid's payload sizes do not depend on the header). A probe
+//! options instead; Braid's payload sizes do not depend on the header;
+//! where every header is the same size, `Config::fixed_data_header`, as in
+//! the simulator without the wire format, the probe is that MSS). A probe
 //! lost to a timeout says nothing about its size (the path may be out):
 //! the next probe of that size waits twice as long, 20 s, then 40, ... up
 //! to 10 minutes (RFC 8899's `PMTU_RAISE_TIMER`). A probe goes when the
@@ -77,8 +79,12 @@
 //! probe (RACK-TLP) that copies a path-MTU probe copies its first MSS: the
 //! copy arriving and the probe not is taken as the probe lost (too large),
 //! without the window cut a repaired tail loss makes. After a lost probe Linux enters the
-//! loss state without cutting the window (`tcp_simple_retransmit`); Braid
-//! stays where it is and re-sends the probe's data. Splitting a range
+//! loss state without cutting the window (`tcp_simple_retransmit`) and
+//! sends no probe until it leaves it, when the re-sent data is
+//! acknowledged; Braid stays where it is, re-sends the probe's data, and
+//! sends the next probe a smoothed RTT later (without that wait, a probe
+//! lost to a full queue had the next sent behind it into the same queue,
+//! each taken as too large: the search settled 130 bytes short). Splitting a range
 //! queued for retransmission makes it no longer match the timeout's record
 //! of what it declared lost, so if that timeout is later undone the pieces
 //! are still re-sent (harmless duplicates).
@@ -202,16 +208,20 @@ impl Connection {
     /// copy is shorter than the probe (the peer's window has `window_room`
     /// beyond what was sent). A probe for an MSS of `size` is as large as a
     /// packet of that MSS can be (its payload makes up for a header smaller
-    /// than the largest, `wire::MAX_DATA_OVERHEAD`), so that its arrival
-    /// shows every packet of that MSS fits; its payload can be larger than
-    /// the configured MSS.
+    /// than the largest, `wire::MAX_DATA_OVERHEAD`, unless every header is
+    /// the same size), so that its arrival shows every packet of that MSS
+    /// fits; its payload can be larger than the configured MSS.
     #[cold]
     pub(super) fn send_raise_probe(&mut self, now: Instant, i: usize, dsn: u64, window_room: u64) -> Option<Packet> {
         let r = self.raising.iter().find(|r| r.subflow == i && r.probe.is_none() && r.next <= now)?;
         let s = &self.subflows[i];
         let size = r.probe_size(s.mss);
-        let header = wire::data_header_len(s.next_pn(), s.pn_floor(), dsn);
-        let len = size + wire::MAX_DATA_OVERHEAD.saturating_sub(header);
+        let len = match self.config.fixed_data_header {
+            true => size,
+            false => {
+                size + wire::MAX_DATA_OVERHEAD.saturating_sub(wire::data_header_len(s.next_pn(), s.pn_floor(), dsn))
+            }
+        };
         let nxt = self.send.nxt();
         let ready = nxt.saturating_sub(dsn) + self.send.backlog().min(window_room);
         // Enough data behind it for a loss to be found by duplicate ACKs
@@ -298,7 +308,11 @@ impl Connection {
             }
             MtuProbe::Lost => {
                 r.high = size - 1;
-                r.narrowed(now, s.mss)
+                let done = r.narrowed(now, s.mss);
+                // Not in the burst that lost it: a full queue that dropped
+                // one probe drops the next one sent behind it too.
+                r.next = r.next.max(now + s.rtt.srtt().unwrap_or(FIRST_PROBE));
+                done
             }
             MtuProbe::InFlight(_) => {
                 r.wait = r.wait.saturating_mul(2).min(LONGEST_WAIT);
