@@ -185,6 +185,14 @@ impl Scenario {
         for (i, g) in self.groups.iter().enumerate() {
             let key = |k: &str| format!("{}: key `flow[{i}].{k}`", self.file);
             let flows = &self.flows[g.flows.clone()];
+            if flows.is_empty() {
+                out.push(format!(
+                    "{}: the table makes no flow (for seed {}: no arrival falls between its start and \
+                     `arrival_until` or the run's end)",
+                    key("arrival_rate"),
+                    self.seed
+                ));
+            }
             let late = flows.iter().filter(|f| f.start >= end).count();
             if late > 0 && flows.len() == 1 {
                 out.push(format!(
@@ -220,6 +228,23 @@ impl Scenario {
             }
         }
         for (i, c) in self.cross.iter().enumerate() {
+            if c.start >= end {
+                out.push(format!(
+                    "{}: key `cross[{i}].start`: the source starts when the run ({} s) is over; it sends nothing",
+                    self.file,
+                    secs(duration.as_nanos())
+                ));
+            }
+            let forward = self.topology.paths[c.path].forward.iter().map(|&l| &self.topology.links[l]);
+            if let Some((mtu, link)) = forward.filter_map(|l| Some((l.mtu?, &l.name))).min() {
+                if c.packet_bytes > mtu {
+                    out.push(format!(
+                        "{}: key `cross[{i}].packet`: link {link:?} carries at most {mtu} bytes; every {}-byte \
+                         packet of the source is dropped there",
+                        self.file, c.packet_bytes
+                    ));
+                }
+            }
             let Some((on, off)) = c.on_off else { continue };
             // An on period sends whole packets, at least one: short periods
             // or large packets send more than `rate` x on / (on + off).

@@ -127,6 +127,13 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         ("Mbps", 1_000_000),
         ("Gbps", 1_000_000_000),
     ];
+    // Units match in any case, but a capital B before "ps" says bytes.
+    if s.trim_end().ends_with("Bps") {
+        return Err(format!(
+            "{s:?} reads as bytes per second; rates are in bits per second: 8 times the number, in bit, kbit, \
+             Mbit or Gbit (or bps, kbps, Mbps, Gbps)"
+        ));
+    }
     let bps = rounded(quantity(s, &units, "a rate", false)?);
     if !(1..=10_000_000_000_000).contains(&bps) {
         return Err(format!("rate {s:?} is out of range: allowed 1bit to 10000Gbit"));
@@ -225,6 +232,9 @@ mod tests {
         assert_eq!(parse_rate("100Mbit"), Ok(100_000_000));
         assert_eq!(parse_rate("2 Gbps"), Ok(2_000_000_000));
         assert!(parse_rate("100MB").is_err());
+        assert_eq!(parse_rate("10mbps"), Ok(10_000_000));
+        let e = parse_rate("10MBps").unwrap_err();
+        assert!(e.contains("bytes per second"), "{e}");
         assert!(parse_rate("-5Mbit").is_err());
         assert!(parse_rate("0bit").is_err());
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));

@@ -205,6 +205,16 @@ fn questionable_inputs_are_refused_or_warned_about() {
         ),
         (hybrid("10s", &["rate = \"10Mbit\", mtu = 500"], ""), "topology.link[0].mtu", "576 to 65535"),
         (
+            hybrid("10s", &["rate = \"10Mbit\", policer = { rate = \"5Mbit\", burst = \"1500B\" }"], "mss = 4000"),
+            "topology.link[0].policer.burst",
+            "no full packet",
+        ),
+        (
+            hybrid("10s", &["rate = \"10Mbit\", queue = \"1520B\""], "wire = true"),
+            "topology.link[0].queue",
+            "1546 bytes on the wire",
+        ),
+        (
             "[topology]\nkind = \"fattree\"\nk = 4\nrate = \"10Mbit\"\nmtu = 70000\n[[flow]]\nfrom = \"h0\"\nto = \"h1\"\n"
                 .to_string(),
             "topology.mtu",
@@ -289,6 +299,25 @@ fn questionable_inputs_are_refused_or_warned_about() {
     println!("{w:?}");
     assert!(w.len() == 1 && w[0].contains("1228 of an opening packet"), "{w:?}");
     assert!(mtu(1228, "mss_floor = 1000, wire = true").is_empty(), "the opening fits");
+    // Cross traffic the run or a link's MTU keeps out entirely, and a table
+    // of Poisson arrivals that draws no flow.
+    let cross = |link: &str, cross: &str| {
+        let text = hybrid("10s", &[link], "") + &format!("[[cross]]\npath = \"L1\"\nrate = \"1Mbit\"\n{cross}\n");
+        scenario(&text).warnings(Duration::from_secs(10))
+    };
+    let w = cross("rate = \"10Mbit\", mtu = 1420", "");
+    assert!(w.len() == 2 && w[1].contains("`cross[0].packet`") && w[1].contains("1420"), "{w:?}");
+    assert!(cross("rate = \"10Mbit\", mtu = 1420", "packet = \"1420B\"").len() == 1, "1420 bytes fit");
+    let w = cross("rate = \"10Mbit\"", "start = \"10s\"");
+    assert!(w.len() == 1 && w[0].contains("`cross[0].start`"), "{w:?}");
+    assert!(cross("rate = \"10Mbit\"", "start = \"9.9s\"").is_empty());
+    let arrivals = |until: &str| {
+        let flow = format!("arrival_rate = 5, size = \"10KB\", start = \"1s\", arrival_until = \"{until}\"");
+        scenario(&hybrid("10s", &["rate = \"10Mbit\""], &flow)).warnings(Duration::from_secs(10))
+    };
+    let w = arrivals("0.5s");
+    assert!(w.len() == 1 && w[0].contains("`flow[0].arrival_rate`") && w[0].contains("no flow"), "{w:?}");
+    assert!(arrivals("5s").is_empty());
 }
 
 /// Percentiles within 0.1%: the default run's p50, p95 and p99 differ

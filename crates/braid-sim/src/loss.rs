@@ -30,8 +30,13 @@ pub enum LossSpec {
 /// Why a [`LossSpec`] was refused.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LossSpecError {
-    NotAProbability { name: &'static str, value: f64 },
+    NotAProbability {
+        name: &'static str,
+        value: f64,
+    },
     Total,
+    /// Gilbert-Elliott parameters whose long run loses every packet.
+    TotalInTheLongRun,
     Frozen,
 }
 
@@ -42,6 +47,11 @@ impl std::fmt::Display for LossSpecError {
                 write!(f, "{name} = {value} is not a probability in [0, 1]")
             }
             LossSpecError::Total => write!(f, "Bernoulli loss must be below 1 (p = 1 drops every packet)"),
+            LossSpecError::TotalInTheLongRun => write!(
+                f,
+                "these parameters drop every packet in the long run (stationary loss (r loss_good + p loss_bad) / \
+                 (p + r) = 1); give r > 0 and loss_bad < 1, or loss_good < 1"
+            ),
             LossSpecError::Frozen => write!(f, "p = r = 0 never leaves the starting state; give r > 0"),
         }
     }
@@ -73,6 +83,9 @@ impl LossSpec {
                 check("loss_bad", loss_bad)?;
                 if p + r == 0.0 {
                     return Err(LossSpecError::Frozen);
+                }
+                if self.stationary_loss() >= 1.0 {
+                    return Err(LossSpecError::TotalInTheLongRun);
                 }
             }
         }
@@ -210,6 +223,10 @@ mod tests {
     #[test]
     fn invalid_parameters_are_refused() {
         assert_eq!(LossSpec::Bernoulli { p: 1.0 }.validate(), Err(LossSpecError::Total));
+        let total = Err(LossSpecError::TotalInTheLongRun);
+        assert_eq!(LossSpec::GilbertElliott { p: 1.0, r: 0.0, loss_good: 0.0, loss_bad: 1.0 }.validate(), total);
+        assert_eq!(LossSpec::GilbertElliott { p: 0.1, r: 0.3, loss_good: 1.0, loss_bad: 1.0 }.validate(), total);
+        assert_eq!(LossSpec::GilbertElliott { p: 1.0, r: 0.0, loss_good: 0.0, loss_bad: 0.5 }.validate(), Ok(()));
         assert!(matches!(
             LossSpec::GilbertElliott { p: 1.5, r: 0.1, loss_good: 0.0, loss_bad: 1.0 }.validate(),
             Err(LossSpecError::NotAProbability { name: "p", .. })

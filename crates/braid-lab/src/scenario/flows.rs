@@ -462,13 +462,15 @@ fn cross(cx: &Ctx, i: usize, c: &RawCross) -> Result<CrossTraffic, ScenarioError
     })
 }
 
-/// A byte-limited queue must hold at least one full data packet of every
-/// flow that crosses it; a smaller one drops every packet that finds the
-/// link busy. On a fabric any flow may cross any link.
+/// A byte-limited queue, and a policer's bucket, must hold at least one full
+/// data packet of every flow that crosses the link; a smaller queue drops
+/// every packet that finds the link busy, a smaller bucket every full one.
+/// On a fabric any flow may cross any link.
 fn check_byte_queues(cx: &Ctx, net: &Net, tables: &[Table]) -> Result<(), ScenarioError> {
     let topo = &net.topology;
     for (i, (t, routes)) in tables.iter().zip(&net.routes).enumerate() {
-        let packet = u64::from(t.template.config.mss + braid_proto::packet::DATA_HEADER_BYTES);
+        let mss = t.template.config.mss;
+        let packet = u64::from(t.template.largest_data_packet(mss));
         let links: Vec<usize> = match routes {
             Routes::Paths(p) => p.iter().flat_map(|(p, _, _)| topo.paths[*p].forward.clone()).collect(),
             Routes::PerFlow(f) => f.iter().flatten().flat_map(|(p, _, _)| topo.paths[*p].forward.clone()).collect(),
@@ -476,17 +478,23 @@ fn check_byte_queues(cx: &Ctx, net: &Net, tables: &[Table]) -> Result<(), Scenar
         };
         for l in links {
             let link = &topo.links[l];
-            let QueueLimit::Bytes(b) = link.queue else { continue };
-            if b >= packet {
+            let queue = match link.queue {
+                QueueLimit::Bytes(b) => Some(b),
+                QueueLimit::Packets(_) => None,
+            };
+            let limits = [(queue, "queue"), (link.policer.as_ref().map(|p| p.burst_bytes), "policer.burst")];
+            let Some((b, what)) = limits.into_iter().find_map(|(b, what)| Some((b.filter(|&b| b < packet)?, what)))
+            else {
                 continue;
-            }
-            let key = net.link_keys.iter().find(|(n, _)| *n == link.name).map_or("topology", |(_, k)| k.as_str());
+            };
+            let key = net.link_keys.iter().find(|(n, _)| *n == link.name).map_or("topology".to_string(), |(_, k)| {
+                k.strip_suffix(".queue").map_or(k.clone(), |link| format!("{link}.{what}"))
+            });
             return Err(cx.invalid(
                 key,
                 format!(
-                    "{b} bytes hold no full packet of flow[{i}] ({packet} bytes on the wire: mss {} + {} header bytes)",
-                    t.template.config.mss,
-                    braid_proto::packet::DATA_HEADER_BYTES
+                    "{b} bytes hold no full packet of flow[{i}] ({packet} bytes on the wire: mss {mss} + {} header bytes)",
+                    packet - u64::from(mss)
                 ),
             ));
         }
