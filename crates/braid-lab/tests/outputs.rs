@@ -205,6 +205,16 @@ fn questionable_inputs_are_refused_or_warned_about() {
         ),
         (hybrid("10s", &["rate = \"10Mbit\", mtu = 500"], ""), "topology.link[0].mtu", "576 to 65535"),
         (
+            hybrid("10s", &["rate = \"10Mbit\""], "") + "[[cross]]\npath = \"L1\"\nrate = \"1Mbit\"\n[[cross]]\nname = \"cross0\"\npath = \"L1\"\nrate = \"1Mbit\"\n",
+            "cross[1].name",
+            "already the name of cross[0]",
+        ),
+        (
+            "[topology]\nkind = \"bcube\"\nn = 2\nk = 63\nrate = \"10Mbit\"\n[[flow]]\nfrom = \"h0\"\nto = \"h1\"\n".to_string(),
+            "topology.k",
+            "at most 8",
+        ),
+        (
             hybrid("10s", &["rate = \"10Mbit\", policer = { rate = \"5Mbit\", burst = \"1500B\" }"], "mss = 4000"),
             "topology.link[0].policer.burst",
             "no full packet",
@@ -318,6 +328,16 @@ fn questionable_inputs_are_refused_or_warned_about() {
     let w = arrivals("0.5s");
     assert!(w.len() == 1 && w[0].contains("`flow[0].arrival_rate`") && w[0].contains("no flow"), "{w:?}");
     assert!(arrivals("5s").is_empty());
+    // More random destinations than a k = 4 FatTree's 15 other hosts.
+    let fabric = |d: u32| {
+        let text = format!(
+            "[topology]\nkind = \"fattree\"\nk = 4\nrate = \"10Mbit\"\n[[flow]]\nmatrix = \"random\"\ndestinations = {d}\n"
+        );
+        scenario(&text).warnings(Duration::from_secs(10))
+    };
+    let w = fabric(16);
+    assert!(w.len() == 1 && w[0].contains("`flow[0].destinations`") && w[0].contains("only 15 others"), "{w:?}");
+    assert!(fabric(15).is_empty());
 }
 
 /// Percentiles within 0.1%: the default run's p50, p95 and p99 differ

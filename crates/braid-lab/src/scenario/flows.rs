@@ -165,7 +165,16 @@ pub(super) fn plan(
         return Err(cx.invalid("flow.name", format!("two flows are named {:?}; names must be unique", w[0])));
     }
     check_byte_queues(cx, &net, &tables)?;
-    let cross = raw.cross.iter().enumerate().map(|(i, c)| cross(cx, i, c)).collect::<Result<_, _>>()?;
+    let cross: Vec<CrossTraffic> =
+        raw.cross.iter().enumerate().map(|(i, c)| cross(cx, i, c)).collect::<Result<_, _>>()?;
+    // The summary lists sources by name.
+    for (i, c) in cross.iter().enumerate() {
+        if let Some(other) = cross[..i].iter().position(|o| o.name == c.name) {
+            return Err(
+                cx.invalid(format!("cross[{i}].name"), format!("{:?} is already the name of cross[{other}]", c.name))
+            );
+        }
+    }
     Ok(Plan {
         name: raw.name.clone().unwrap_or_else(|| "unnamed".into()),
         description: raw.description.clone().unwrap_or_default(),

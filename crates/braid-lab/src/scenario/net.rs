@@ -452,12 +452,24 @@ fn loss_model(cx: &Ctx, key: &str, m: &RawLossModel) -> Result<LossSpec, Scenari
     Ok(spec)
 }
 
+/// The largest trace file read (hours of a gigabit link's opportunities).
+const MAX_TRACE_BYTES: u64 = 1 << 30;
+
 /// Reads a delivery trace, relative to the scenario file's folder.
 fn load_trace(cx: &Ctx, key: &str, file: &str) -> Result<DeliveryTrace, ScenarioError> {
     let base = std::path::Path::new(cx.file).parent().unwrap_or(std::path::Path::new(""));
     let path = base.join(file);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| cx.invalid(key, format!("cannot read the trace {}: {e}", path.display())))?;
+    let unreadable = |e: std::io::Error| cx.invalid(key, format!("cannot read the trace {}: {e}", path.display()));
+    // A bound, so a path such as /dev/zero fails rather than fills memory.
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(std::fs::File::open(&path).map_err(unreadable)?, MAX_TRACE_BYTES + 1),
+        &mut text,
+    )
+    .map_err(unreadable)?;
+    if text.len() as u64 > MAX_TRACE_BYTES {
+        return Err(cx.invalid(key, format!("the trace {} is larger than 1 GiB", path.display())));
+    }
     DeliveryTrace::parse(&text).map_err(|e| cx.invalid(key, format!("{}: {e}", path.display())))
 }
 
@@ -918,7 +930,9 @@ fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
             queue: port_queue,
             aqm: parse_aqm(cx, "topology.aqm", t.aqm.as_deref(), port_queue)?,
         };
-        Fabric::BCube(BCube::new(&p).map_err(|m| cx.invalid("topology.n", m))?)
+        Fabric::BCube(
+            BCube::new(&p).map_err(|m| cx.invalid(if m.starts_with("n ") { "topology.n" } else { "topology.k" }, m))?,
+        )
     };
     for link in &mut fabric.topology_mut().links {
         link.mtu = mtu;
@@ -930,7 +944,7 @@ fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
             .filter(|&h| h < hosts && name == format!("h{h}"))
             .ok_or_else(|| cx.invalid(key, format!("no host {name:?}: hosts are \"h0\" to \"h{}\"", hosts - 1)))
     };
-    let mut routes = Vec::new();
+    let (mut routes, mut warnings) = (Vec::new(), Vec::new());
     for (i, f) in raw.flow.iter().enumerate() {
         let key = |k: &str| format!("flow[{i}].{k}");
         let subflows = cx.within(&key("subflows"), f.subflows.unwrap_or(1), 1..=64, "1 to 64")? as usize;
@@ -985,6 +999,16 @@ fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
                 };
                 if members.len() < 2 {
                     return Err(cx.invalid(key("sources"), "a traffic matrix needs at least two hosts"));
+                }
+                if let Matrix::Random { destinations } = matrix {
+                    if destinations >= members.len() {
+                        warnings.push(format!(
+                            "key `{}`: {destinations} destinations, but each host of the matrix has only {} others; \
+                             it sends to every one of them",
+                            key("destinations"),
+                            members.len() - 1
+                        ));
+                    }
                 }
                 Pairs::Matrix(matrix, members)
             }
@@ -1045,5 +1069,5 @@ fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
             (l.name.clone(), if host_uplink { "topology.host_queue" } else { "topology.queue" }.to_string())
         })
         .collect();
-    Ok(Net { topology, fabric: Some(fabric), routes, cross_routes, link_keys, warnings: Vec::new() })
+    Ok(Net { topology, fabric: Some(fabric), routes, cross_routes, link_keys, warnings })
 }

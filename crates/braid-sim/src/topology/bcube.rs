@@ -60,8 +60,11 @@ impl HostFabric for BCube {
 
 impl BCube {
     pub fn new(p: &BCubeParams) -> Result<BCube, String> {
-        if !(2..=64).contains(&p.n) || p.k > 8 {
-            return Err(format!("n = {} must be from 2 to 64 and k = {} at most 8", p.n, p.k));
+        if !(2..=64).contains(&p.n) {
+            return Err(format!("n = {} must be from 2 to 64", p.n));
+        }
+        if p.k > 8 {
+            return Err(format!("k = {} must be at most 8", p.k));
         }
         let hosts =
             p.n.checked_pow(p.k as u32 + 1)
