@@ -8,7 +8,9 @@
 //! subflows down (slowest link first), constant-rate sources and sized
 //! transfers cap what their flow sends. It is an upper bound in spirit and
 //! right within a factor of two or so for bulk traffic; good enough to tell
-//! seconds from hours.
+//! seconds from hours. Cross traffic adds its packets, and every flow a
+//! fixed cost (its handshake and close, and setting up its state), which
+//! dominates runs of many short transfers.
 
 use braid_proto::Duration;
 use braid_sim::Source;
@@ -18,6 +20,11 @@ use crate::scenario::Scenario;
 /// CPU time per packet (data or ACK) assumed by the estimate: a generous
 /// figure for a 2-core machine of 2024, so the estimate errs on the long side.
 const NS_PER_PACKET: f64 = 1_000.0;
+/// Packets of a flow's opening and closing exchanges.
+const PACKETS_PER_FLOW: f64 = 6.0;
+/// CPU time to set up and tear down one flow (its connections, subflows and
+/// records), beyond its packets: measured about 40 us with a million flows.
+const NS_PER_FLOW: f64 = 40_000.0;
 /// CPU time per sampled row (a subflow or a link at one sample time).
 const NS_PER_ROW: f64 = 200.0;
 /// CSV bytes per row of `subflows.csv` and of `links.csv`, typical.
@@ -89,9 +96,21 @@ pub fn estimate(scenario: &Scenario, duration: Duration, timeseries: bool) -> Es
             if let Some(size) = f.size {
                 bytes = bytes.min(size as f64);
             }
-            bytes / mss * (1.0 + 1.0 / f64::from(f.config.ack_every))
+            bytes / mss * (1.0 + 1.0 / f64::from(f.config.ack_every)) + PACKETS_PER_FLOW
         })
         .sum::<f64>();
+    let end = braid_proto::Instant::ZERO + duration;
+    let cross_packets: f64 = scenario
+        .cross
+        .iter()
+        .map(|c| {
+            let until = c.stop.map_or(end, |s| s.min(end));
+            let active = until.as_nanos().saturating_sub(c.start.as_nanos()) as f64 / 1e9;
+            c.mean_bits_per_sec() * active / (8.0 * f64::from(c.packet_bytes.max(1)))
+        })
+        .sum();
+    let packets = packets + cross_packets;
+    let flows = scenario.flows.len() as f64;
     let samples = duration.as_nanos() / scenario.sample_interval.as_nanos().max(1) + 1;
     let subflows = scenario.flow_paths.iter().map(Vec::len).sum::<usize>() as u64;
     let links = topo.links.len() as u64;
@@ -101,7 +120,10 @@ pub fn estimate(scenario: &Scenario, duration: Duration, timeseries: bool) -> Es
         packets,
         samples,
         rows_per_sample: subflows + links,
-        cpu_seconds: (packets * NS_PER_PACKET + (samples * (subflows + links)) as f64 * NS_PER_ROW) / 1e9,
+        cpu_seconds: (packets * NS_PER_PACKET
+            + flows * NS_PER_FLOW
+            + (samples * (subflows + links)) as f64 * NS_PER_ROW)
+            / 1e9,
         csv_bytes,
     }
 }
@@ -178,6 +200,24 @@ mod tests {
             "{:?}",
             long.warnings()
         );
+    }
+
+    /// Cross traffic's packets count, and so does each flow's fixed cost.
+    #[test]
+    fn cross_traffic_and_many_short_flows_count() {
+        let base = "duration = \"2s\"\n[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nrate = \"10Mbit\"\n";
+        let cost = |extra: &str| {
+            let s = parse(&format!("{base}{extra}"), "t.toml").unwrap();
+            estimate(&s, s.duration, false)
+        };
+        let alone = cost("[[flow]]\n");
+        let cross = cost("[[flow]]\n[[cross]]\npath = \"L1\"\nrate = \"10000Gbit\"\nstart = \"1s\"\n");
+        // 10^13 bit/s for 1 s in 1500-byte packets: 8.3 x 10^8 packets.
+        assert!((8.0e8..8.7e8).contains(&(cross.packets - alone.packets)), "{cross:?}");
+        assert!(cross.warnings().iter().any(|w| w.contains("take long")), "{:?}", cross.warnings());
+        let many = cost("[[flow]]\ncount = 100000\nsize = \"10KB\"\n");
+        // A hundred thousand flows: at least their handshakes and setup.
+        assert!(many.cpu_seconds > 4.0 && many.packets > 6e5, "{many:?}");
     }
 
     #[test]
