@@ -148,8 +148,17 @@ pub fn summary_path(dir: &Path, plan: &Plan, run: &RunSpec) -> PathBuf {
     dir.join("runs").join(plan.run_id(run)).join("summary.json")
 }
 
+/// A results folder to write: refused when it is a file.
+fn folder(dir: &Path) -> Result<(), SweepError> {
+    match dir.exists() && !dir.is_dir() {
+        true => Err(io(dir, "is a file, not a folder; name a folder for the results")),
+        false => Ok(()),
+    }
+}
+
 /// Claims `dir` for `plan`, or checks that it already belongs to it.
 fn claim(dir: &Path, plan: &Plan) -> Result<(), SweepError> {
+    folder(dir)?;
     let mine = manifest(plan);
     let path = dir.join("sweep.json");
     match std::fs::read_to_string(&path) {
@@ -287,6 +296,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome, SweepError> {
     let Some(first) = dirs.first() else {
         return Err(io(out, "nothing to merge: name at least one results folder"));
     };
+    folder(out)?;
     let plan = plan_of(first)?;
     for d in &dirs[1..] {
         let other = plan_of(d)?;

@@ -11,7 +11,7 @@ pub struct Args {
     #[arg(required_unless_present = "list")]
     name: Option<String>,
     /// List the reproductions and what each compares.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "name")]
     list: bool,
     /// Seeds 1 to N to average over (default: the reproduction's own count, 1 to 10; with --reduced, 1 to 20).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]

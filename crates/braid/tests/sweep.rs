@@ -247,3 +247,21 @@ fn warnings_name_a_run_and_count_the_rest() {
     assert!(resumed[0].contains("(run late/seed1)") && resumed[0].contains("`flow[0].start`"), "{again}");
     assert_eq!(resumed[1], warnings[1], "{again}");
 }
+
+/// A results folder that is a file, for a sweep and for a merge: refused
+/// by name before anything is written (the error had named `FILE/sweep.json`).
+#[test]
+fn a_file_is_not_a_results_folder() {
+    let tmp = tempfile::Builder::new().prefix("braid-sweep-test-").tempdir().unwrap();
+    let campaign = tmp.path().join("c.toml");
+    std::fs::write(&campaign, CAMPAIGN).unwrap();
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    for args in
+        [vec!["sweep".as_ref(), campaign.as_os_str()], vec!["sweep".as_ref(), "merge".as_ref(), tmp.path().as_os_str()]]
+    {
+        let o = braid().args(args).arg("--out").arg(&file).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains("a-file: is a file, not a folder"), "{err}");
+    }
+}
