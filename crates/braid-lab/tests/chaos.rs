@@ -60,6 +60,11 @@ struct Link {
     toml: String,
 }
 
+/// The largest data packet a generated flow sends: the wire format's
+/// (MSS 1448 + 70 header + 28 UDP/IPv4), which byte queues and policers'
+/// buckets must hold.
+const FULL_PACKET: f64 = 1546.0;
+
 /// A link of random kind; `ends` (from, to) makes it a graph link, whose
 /// one-way delay is half the drawn round trip.
 fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)], ends: Option<(&str, &str)>) -> Link {
@@ -103,7 +108,8 @@ fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)], ends: Opti
             (format!("{n}p"), n)
         }
         1 => {
-            let b = rng.gen_range(1500.0..=1e6f64.min(1500.0 * cap)).round();
+            // At least a full packet of any flow: 1448 + 98 bytes in the wire format.
+            let b = rng.gen_range(FULL_PACKET..=1e6f64.min(1500.0 * cap).max(FULL_PACKET)).round();
             (format!("{b}B"), b / 1500.0)
         }
         _ => {
@@ -117,12 +123,12 @@ fn gen_link(rng: &mut ChaCha8Rng, name: &str, outages: &[(f64, f64)], ends: Opti
     if rng.gen_bool(0.1) {
         t += if rng.gen_bool(0.5) { "aqm = \"red\"\n" } else { "aqm = \"random-drop\"\n" };
     }
-    // A policer at 30-100% of the link's rate, with a burst from one
+    // A policer at 30-100% of the link's rate, with a burst from one full
     // packet to 1 MB: the path then carries the policer's rate.
     let (mut carried_bps, mut burst) = (rate_bps, f64::INFINITY);
     if rng.gen_bool(0.05) {
         carried_bps = (rate_bps * rng.gen_range(0.3..=1.0)).round();
-        burst = log_uniform(rng, 1500.0, 1e6).round();
+        burst = log_uniform(rng, FULL_PACKET, 1e6).round();
         t += &format!("policer = {{ rate = \"{carried_bps:.0}bit\", burst = \"{burst:.0}B\" }}\n");
     }
     if !outages.is_empty() {
