@@ -227,6 +227,16 @@ impl Scenario {
                 }
             }
         }
+        for l in &self.topology.links {
+            let Some(mean) = l.trace.as_ref().map(|t| t.mean_rate_bps()) else { continue };
+            if (l.rate_bps as f64 - mean).abs() > 0.1 * mean {
+                out.push(format!(
+                    "{}: link {:?}: its capacity follows its trace (mean {mean:.0} bit/s); `rate` ({} bit/s) only \
+                     sizes BDP queues and the report's utilisation (leave it out to use the trace's mean)",
+                    self.file, l.name, l.rate_bps
+                ));
+            }
+        }
         for (i, c) in self.cross.iter().enumerate() {
             if c.start >= end {
                 out.push(format!(

@@ -204,6 +204,8 @@ fn questionable_inputs_are_refused_or_warned_about() {
             "no full packet",
         ),
         (hybrid("10s", &["rate = \"10Mbit\", mtu = 500"], ""), "topology.link[0].mtu", "576 to 65535"),
+        (hybrid("10s", &["rate = \"10Mbit\""], "send_buffer = \"Auto\""), "flow[0].send_buffer", "\"kernel:MAX\""),
+        (hybrid("10s", &["rate = \"10Mbit\""], "recv_buffer = \"kernel\""), "flow[0].recv_buffer", "\"auto:MAX\""),
         (
             hybrid("10s", &["rate = \"10Mbit\""], "") + "[[cross]]\npath = \"L1\"\nrate = \"1Mbit\"\n[[cross]]\nname = \"cross0\"\npath = \"L1\"\nrate = \"1Mbit\"\n",
             "cross[1].name",
@@ -338,6 +340,17 @@ fn questionable_inputs_are_refused_or_warned_about() {
     let w = fabric(16);
     assert!(w.len() == 1 && w[0].contains("`flow[0].destinations`") && w[0].contains("only 15 others"), "{w:?}");
     assert!(fabric(15).is_empty());
+    // A trace sets the capacity; a `rate` far from its mean only sizes queues and reports.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.trace");
+    std::fs::write(&trace, "1\n2\n3\n4\n5\n").unwrap(); // 1504 bytes a ms: 12.032 Mbit/s
+    let traced = |rate: &str| {
+        let link = format!("trace = {:?}{rate}", trace.display().to_string());
+        scenario(&hybrid("10s", &[&link], "")).warnings(Duration::from_secs(10))
+    };
+    let w = traced(", rate = \"10Mbit\"");
+    assert!(w.len() == 1 && w[0].contains("mean 12032000 bit/s"), "{w:?}");
+    assert!(traced("").is_empty() && traced(", rate = \"12Mbit\"").is_empty());
 }
 
 /// Percentiles within 0.1%: the default run's p50, p95 and p99 differ

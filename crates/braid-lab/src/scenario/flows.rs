@@ -197,7 +197,10 @@ fn parse_buffer<'m>(s: &str, modes: &[&'m str]) -> Result<(Option<&'m str>, Opti
     let (word, max) = s.split_once(':').map_or((s, None), |(w, m)| (w, Some(m)));
     let Some(&mode) = modes.iter().find(|&&m| m == word.trim()) else {
         return match max {
-            None => Ok((None, Some(parse_size(s)?))),
+            None => parse_size(s).map(|n| (None, Some(n))).map_err(|e| {
+                let forms: Vec<String> = modes.iter().map(|m| format!("{m:?}, \"{m}:MAX\"")).collect();
+                format!("{e}; or an autotuning mode: {}", forms.join(", "))
+            }),
             Some(_) => Err(format!("{word:?} is not an autotuning mode: allowed {modes:?} (\"MODE:MAX\") or a size")),
         };
     };
