@@ -349,16 +349,13 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
     // other axes' first values (not the whole product, which may be huge).
     let overrides = Overrides { extra: true, seeds: Some(1), duration: None };
     let plan = Plan { campaign: campaign.clone(), overrides, duration, seeds: 1, runs: Vec::new() };
-    let first = vec![0; campaign.axes.len()];
-    let variants = (0..campaign.variants.len()).map(|variant| (variant, first.clone()));
+    let n = campaign.axes.len();
+    let variants = (0..campaign.variants.len()).map(|variant| (variant, vec![0; n]));
     let values = campaign.axes.iter().enumerate().flat_map(|(a, axis)| {
-        (1..axis.values.len() + axis.extra.len()).map({
-            let first = first.clone();
-            move |k| {
-                let mut values = first.clone();
-                values[a] = k;
-                (0, values)
-            }
+        (1..axis.values.len() + axis.extra.len()).map(move |k| {
+            let mut values = vec![0; n];
+            values[a] = k;
+            (0, values)
         })
     });
     for (variant, values) in variants.chain(values) {
