@@ -85,10 +85,9 @@
 //! sends the next probe a smoothed RTT later (without that wait, a probe
 //! lost to a full queue had the next sent behind it into the same queue,
 //! each taken as too large: the search settled up to 230 bytes short).
-//! Splitting a range
-//! queued for retransmission makes it no longer match the timeout's record
-//! of what it declared lost, so if that timeout is later undone the pieces
-//! are still re-sent (harmless duplicates).
+//! Splitting a range queued for retransmission makes it no longer match
+//! the timeout's record of what it declared lost, so if that timeout is
+//! later undone the pieces are still re-sent (harmless duplicates).
 //!
 //! [`Config::mss_floor`]: crate::Config::mss_floor
 
