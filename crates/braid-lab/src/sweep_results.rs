@@ -86,9 +86,10 @@ fn flatten(summary: &Value) -> Vec<(String, String)> {
 fn read_summary(dir: &Path, plan: &Plan, run: &RunSpec) -> Result<Option<Value>, SweepError> {
     let path = summary_path(dir, plan, run);
     match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| SweepError::Io { path: path.display().to_string(), message: e.to_string() }),
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| SweepError::Io {
+            path: path.display().to_string(),
+            message: format!("not a run summary ({e}); delete it and run the sweep again to redo that run"),
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(SweepError::Io { path: path.display().to_string(), message: e.to_string() }),
     }

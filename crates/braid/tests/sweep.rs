@@ -265,3 +265,22 @@ fn a_file_is_not_a_results_folder() {
         assert!(!o.status.success() && err.contains("a-file: is a file, not a folder"), "{err}");
     }
 }
+
+/// A run's summary that is not one (a disk filled mid-write by another
+/// tool, an edit) is named with what to do: delete it and resume.
+#[test]
+fn a_broken_summary_says_how_to_redo_its_run() {
+    let tmp = tempfile::Builder::new().prefix("braid-sweep-test-").tempdir().unwrap();
+    let campaign = tmp.path().join("one.toml");
+    let base = "topology = { kind = \"hybrid-access\", link = [{ rate = \"10Mbit\" }] }\nflow = [{}]";
+    std::fs::write(&campaign, format!("name = \"one\"\nduration = \"0.1s\"\n[base]\n{base}\n")).unwrap();
+    let out = tmp.path().join("out");
+    sweep(&campaign, &out, &[]);
+    let summary = out.join("runs/base/seed1/summary.json");
+    std::fs::write(&summary, "{\"x\":").unwrap();
+    let o = braid().arg("sweep").arg(&campaign).arg("--out").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("not a run summary") && err.contains("delete it"), "{err}");
+    std::fs::remove_file(&summary).unwrap();
+    sweep(&campaign, &out, &[]);
+}

@@ -29,7 +29,13 @@ fn parse_addr(text: &str, what: &str) -> Result<SocketAddr, String> {
 
 /// A comma-separated list of addresses for `what`.
 fn parse_addrs(text: &str, what: &str) -> Result<Vec<SocketAddr>, String> {
-    text.split(',').filter(|s| !s.trim().is_empty()).map(|s| parse_addr(s, what)).collect()
+    let addrs: Vec<SocketAddr> =
+        text.split(',').filter(|s| !s.trim().is_empty()).map(|s| parse_addr(s, what)).collect::<Result<_, _>>()?;
+    // A second socket on the same address would fail with "Address already in use".
+    if let Some((i, a)) = addrs.iter().enumerate().find(|(i, a)| addrs[..*i].contains(a)) {
+        return Err(format!("{what}: {a} is listed twice (entry {})", i + 1));
+    }
+    Ok(addrs)
 }
 
 /// Local addresses or interfaces to send from (`option` names where they
@@ -76,6 +82,8 @@ mod tests {
         let e = parse_addr("10.0.0.300", "--to").unwrap_err();
         assert!(e.contains("--to") && e.contains("10.0.0.300"), "{e}");
         assert_eq!(parse_addrs("10.0.0.1,10.0.0.2:5", "--listen").unwrap().len(), 2);
+        let e = parse_addrs("10.0.0.1,10.0.0.2,10.0.0.1:4747", "--listen").unwrap_err();
+        assert!(e.contains("--listen: 10.0.0.1:4747 is listed twice (entry 3)"), "{e}");
     }
 
     #[test]
