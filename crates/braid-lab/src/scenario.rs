@@ -246,7 +246,7 @@ impl Scenario {
                 ));
             }
             let forward = self.topology.paths[c.path].forward.iter().map(|&l| &self.topology.links[l]);
-            if let Some((mtu, link)) = forward.filter_map(|l| Some((l.mtu?, &l.name))).min() {
+            if let Some((mtu, link)) = smallest_mtu(forward) {
                 if c.packet_bytes > mtu {
                     out.push(format!(
                         "{}: key `cross[{i}].packet`: link {link:?} carries at most {mtu} bytes; every {}-byte \
@@ -284,7 +284,7 @@ impl Scenario {
         for &(p, _) in &f.subflows {
             let path = &self.topology.paths[p];
             let links = path.forward.iter().chain(&path.reverse).map(|&l| &self.topology.links[l]);
-            let Some((mtu, link)) = links.filter_map(|l| Some((l.mtu?, &l.name))).min() else { continue };
+            let Some((mtu, link)) = smallest_mtu(links) else { continue };
             let (opening, least) = (f.opening_packet(), f.config.mss_floor.unwrap_or(f.config.mss));
             if opening > mtu {
                 out.push(format!(
@@ -305,6 +305,11 @@ impl Scenario {
         }
         out
     }
+}
+
+/// The smallest MTU among `links`, and the link that has it.
+fn smallest_mtu<'a>(links: impl Iterator<Item = &'a braid_sim::LinkSpec>) -> Option<(u32, &'a String)> {
+    links.filter_map(|l| Some((l.mtu?, &l.name))).min()
 }
 
 /// Whole nanoseconds as seconds, converted once (so "4.8s" prints as 4.8).

@@ -491,14 +491,12 @@ fn check_byte_queues(cx: &Ctx, net: &Net, tables: &[Table]) -> Result<(), Scenar
         for l in links {
             let link = &topo.links[l];
             let queue = match link.queue {
-                QueueLimit::Bytes(b) => Some(b),
-                QueueLimit::Packets(_) => None,
+                QueueLimit::Bytes(b) if b < packet => Some((b, "queue")),
+                _ => None,
             };
-            let limits = [(queue, "queue"), (link.policer.as_ref().map(|p| p.burst_bytes), "policer.burst")];
-            let Some((b, what)) = limits.into_iter().find_map(|(b, what)| Some((b.filter(|&b| b < packet)?, what)))
-            else {
-                continue;
-            };
+            let burst =
+                link.policer.as_ref().map(|p| p.burst_bytes).filter(|&b| b < packet).map(|b| (b, "policer.burst"));
+            let Some((b, what)) = queue.or(burst) else { continue };
             let key = net.link_keys.iter().find(|(n, _)| *n == link.name).map_or("topology".to_string(), |(_, k)| {
                 k.strip_suffix(".queue").map_or(k.clone(), |link| format!("{link}.{what}"))
             });
