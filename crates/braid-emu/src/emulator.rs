@@ -45,6 +45,37 @@ pub struct Config {
     pub realtime: bool,
 }
 
+impl Config {
+    /// Whether the emulator can run this: checked before any device or
+    /// namespace is touched, so `braid emulate --describe` reports the same
+    /// errors without root.
+    pub fn check(&self) -> Result<(), String> {
+        let t = &self.topology;
+        if t.paths.is_empty() || t.paths.len() > plan::MAX_PATHS {
+            return Err(format!(
+                "the emulator needs 1 to {} paths, the topology has {}",
+                plan::MAX_PATHS,
+                t.paths.len()
+            ));
+        }
+        for (name, spec) in &self.loss {
+            if !t.links.iter().any(|l| &l.name == name) {
+                let known: Vec<&str> = t.links.iter().map(|l| l.name.as_str()).collect();
+                return Err(format!("loss model for link {name:?}: no such link (links: {known:?})"));
+            }
+            spec.validate().map_err(|e| format!("loss model for link {name:?}: {e}"))?;
+        }
+        if let Some(l) = t.paths.iter().flat_map(|p| &p.forward).find(|l| t.paths.iter().any(|p| p.reverse.contains(l)))
+        {
+            return Err(format!(
+                "link {:?} carries both directions; the emulator runs each direction on its own thread",
+                t.links[*l].name
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Counters of one link at the end of a run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkReport {
@@ -116,29 +147,10 @@ impl Emulator {
     /// Builds the links, creates and configures the devices (see
     /// [`crate::plan`]) and starts forwarding.
     pub fn start(cfg: &Config) -> Result<Emulator, String> {
+        cfg.check()?;
         let t = &cfg.topology;
-        if t.paths.is_empty() || t.paths.len() > plan::MAX_PATHS {
-            return Err(format!(
-                "the emulator needs 1 to {} paths, the topology has {}",
-                plan::MAX_PATHS,
-                t.paths.len()
-            ));
-        }
-        for (name, spec) in &cfg.loss {
-            if !t.links.iter().any(|l| &l.name == name) {
-                let known: Vec<&str> = t.links.iter().map(|l| l.name.as_str()).collect();
-                return Err(format!("loss model for link {name:?}: no such link (links: {known:?})"));
-            }
-            spec.validate().map_err(|e| format!("loss model for link {name:?}: {e}"))?;
-        }
         let forward: Vec<Vec<usize>> = t.paths.iter().map(|p| p.forward.clone()).collect();
         let reverse: Vec<Vec<usize>> = t.paths.iter().map(|p| p.reverse.clone()).collect();
-        if let Some(l) = forward.iter().flatten().find(|l| reverse.iter().flatten().any(|r| r == *l)) {
-            return Err(format!(
-                "link {:?} carries both directions; the emulator runs each direction on its own thread",
-                t.links[*l].name
-            ));
-        }
         let paths = t.paths.len();
         let server = Tun::create(plan::SERVER_DEVICE, &cfg.server_ns)?;
         let clients =

@@ -549,7 +549,7 @@ impl Plan {
         let text = toml::to_string(&self.scenario_table(run)?)
             .map_err(|e| invalid(&self.campaign.file, "base", e.to_string()))?;
         let shown = format!("{} (run {})", self.campaign.file, self.run_id(run));
-        let mut s = scenario::parse(&text, &shown)?;
+        let mut s = scenario::parse_generated(&text, &shown)?;
         s.duration = self.duration;
         Ok(s)
     }
@@ -707,6 +707,12 @@ mod tests {
         let e = parse(&SMALL.replace("values = [\"minrtt\", \"rr\"]", "values = [[1]]"), "x.toml", None).unwrap_err();
         assert!(e.to_string().contains("axis[0].values"), "{e}");
         assert!(parse("nonsense = 1\nbase = {}", "x.toml", None).unwrap_err().to_string().contains("x.toml"));
+        // A value of the wrong type: the generated line quoted, no line
+        // number of text the user never wrote.
+        let e = parse(&SMALL.replace("values = [\"lia\", \"bbr\"]", "values = [\"lia\", 5]"), "x.toml", None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`cc = 5`: invalid type: integer `5`") && !e.contains("line"), "{e}");
     }
 
     /// Runs that would share a folder (one summary reported for two runs),

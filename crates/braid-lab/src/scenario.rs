@@ -135,8 +135,26 @@ pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
 /// Validates scenario `text`; `file` names it in errors (and trace files
 /// are looked up next to it).
 pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
-    let raw: RawScenario = toml::from_str(text)
-        .map_err(|e| ScenarioError::Syntax { file: file.to_string(), message: e.to_string().trim_end().to_string() })?;
+    parse_with(text, file, |e| e.to_string().trim_end().to_string())
+}
+
+/// Parses a scenario text the user did not write (a campaign's run: base,
+/// variant and axis values put together). A syntax error quotes the line
+/// it is on but gives no line number, which would point into text the user
+/// never saw.
+pub fn parse_generated(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+    parse_with(text, file, |e| {
+        let line = e.span().and_then(|s| text.get(..s.start)).map(|before| before.matches('\n').count());
+        match line.and_then(|n| text.lines().nth(n)) {
+            Some(line) => format!("`{}`: {}", line.trim(), e.message().trim_end()),
+            None => e.message().trim_end().to_string(),
+        }
+    })
+}
+
+fn parse_with(text: &str, file: &str, syntax: impl Fn(&toml::de::Error) -> String) -> Result<Scenario, ScenarioError> {
+    let raw: RawScenario =
+        toml::from_str(text).map_err(|e| ScenarioError::Syntax { file: file.to_string(), message: syntax(&e) })?;
     let cx = Ctx { file };
     let duration = match &raw.duration {
         Some(d) => cx.field("duration", parse_duration(d))?,

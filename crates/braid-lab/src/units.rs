@@ -202,6 +202,17 @@ pub fn parse_queue(s: &str) -> Result<QueueSize, String> {
     }
 }
 
+/// A number from the user, for an error message: as written for everyday
+/// magnitudes, in scientific notation beyond them, so `1e300` is not
+/// printed as 301 digits.
+pub fn shown(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e9).contains(&x.abs()) || !x.is_finite() {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// A loss probability: "0.5%" or a fraction in [0, 1).
 pub fn parse_loss(v: &toml::Value) -> Result<f64, String> {
     let p = match v {
@@ -218,7 +229,7 @@ pub fn parse_loss(v: &toml::Value) -> Result<f64, String> {
         other => return Err(format!("a loss rate must be a percentage string or a number, not {}", other.type_str())),
     };
     if !(0.0..1.0).contains(&p) {
-        return Err(format!("loss rate {p} is out of range: allowed 0 <= loss < 1 (0% to below 100%)"));
+        return Err(format!("loss rate {} is out of range: allowed 0 <= loss < 1 (0% to below 100%)", shown(p)));
     }
     Ok(p)
 }
@@ -226,6 +237,16 @@ pub fn parse_loss(v: &toml::Value) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_in_messages_stay_short() {
+        assert_eq!(shown(1e300), "1e300");
+        assert_eq!(shown(-2.5e-7), "-2.5e-7");
+        assert_eq!(shown(0.0), "0");
+        assert_eq!(shown(0.005), "0.005");
+        assert_eq!(shown(2e6), "2000000");
+        assert_eq!(shown(f64::NAN), "NaN");
+    }
 
     #[test]
     fn parses_each_quantity_and_rejects_nonsense() {

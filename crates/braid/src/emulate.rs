@@ -30,8 +30,8 @@ pub struct Args {
     /// Network namespace of the server.
     #[arg(long, default_value = "braid-server")]
     server_ns: String,
-    /// Seed of the links' random streams; overrides the scenario's `seed`.
-    #[arg(long)]
+    /// Seed of the links' random streams; overrides the scenario's `seed` (0 to 2^63 - 1).
+    #[arg(long, value_parser = crate::seed_range())]
     seed: Option<u64>,
     /// Stop after this long (e.g. "30s"); default: until SIGINT/SIGTERM.
     #[arg(long, value_parser = crate::parse_duration)]
@@ -148,10 +148,6 @@ fn json(r: &Report) -> String {
 
 pub fn run(a: Args) -> Result<(), String> {
     let sc = scenario::load(&a.file).map_err(|e| e.to_string())?;
-    if a.describe {
-        crate::emit(&describe(&sc.topology));
-        return Ok(());
-    }
     let cfg = Config {
         topology: sc.topology,
         seed: a.seed.unwrap_or(sc.seed),
@@ -160,6 +156,11 @@ pub fn run(a: Args) -> Result<(), String> {
         server_ns: a.server_ns,
         realtime: !a.no_realtime,
     };
+    cfg.check()?;
+    if a.describe {
+        crate::emit(&describe(&cfg.topology));
+        return Ok(());
+    }
     signals::install();
     let emu = Emulator::start(&cfg)?;
     let started = std::time::Instant::now();

@@ -44,8 +44,8 @@ enum Command {
     Run {
         /// Scenario file (TOML). Omit to run the built-in default, scenarios/hybrid-access.toml.
         file: Option<PathBuf>,
-        /// Random seed; overrides the scenario's `seed`.
-        #[arg(long)]
+        /// Random seed; overrides the scenario's `seed` (0 to 2^63 - 1, what a scenario file's `seed` holds).
+        #[arg(long, value_parser = seed_range())]
         seed: Option<u64>,
         /// Simulated time to run, e.g. "10s" or "500ms"; overrides the scenario's `duration`.
         #[arg(long, value_parser = parse_duration)]
@@ -123,6 +123,12 @@ enum Command {
     Buffer(buffer::Args),
     Send(net::send::Args),
     Recv(net::recv::Args),
+}
+
+/// Seeds a scenario file can hold too: TOML's integers stop at 2^63 - 1, so a
+/// run's seed can always be written back into its file.
+pub(crate) fn seed_range() -> clap::builder::RangedU64ValueParser {
+    clap::value_parser!(u64).range(0..=i64::MAX as u64)
 }
 
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {

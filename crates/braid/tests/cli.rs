@@ -112,6 +112,39 @@ fn bad_arguments_are_refused() {
     }
 }
 
+/// `--seed` takes what a scenario file's `seed` can hold (TOML's integers
+/// stop at 2^63 - 1), so any run can be written back as a file.
+#[test]
+fn a_seed_from_the_command_line_fits_in_a_file() {
+    let largest = i64::MAX.to_string();
+    let out = braid(&["run", "--check", "--seed", &largest]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    let dir = temp_dir();
+    let file = write_scenario(
+        &dir,
+        "seeded.toml",
+        &include_str!("../../../scenarios/hybrid-access.toml").replace("seed = 1\n", &format!("seed = {largest}\n")),
+    );
+    let out = braid(&["run", "--check", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    let out = braid(&["run", "--check", "--seed", &(i64::MAX as u64 + 1).to_string()]);
+    assert!(!out.status.success());
+    assert!(text(&out).1.contains("9223372036854775807"), "{:?}", text(&out));
+}
+
+/// `emulate --describe` (no root needed) checks what the emulator would:
+/// a loss model for a link the topology lacks is refused there too.
+#[test]
+fn the_emulators_description_checks_the_loss_models_links() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/hybrid-access.toml");
+    let out = braid(&["emulate", "--describe", file, "--gilbert-elliott", "L9=1%,0.25"]);
+    assert!(!out.status.success());
+    assert!(text(&out).1.contains("\"L9\": no such link"), "{:?}", text(&out));
+    let out = braid(&["emulate", "--describe", file, "--gilbert-elliott", "L2=1%,0.25"]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    assert!(text(&out).0.starts_with("L1 "), "{:?}", text(&out));
+}
+
 #[test]
 fn help_explains_every_command() {
     let (out, _) = text(&braid(&["--help"]));

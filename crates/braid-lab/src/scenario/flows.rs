@@ -31,7 +31,7 @@ use serde::Deserialize;
 
 use super::net::{self, Net, Pairs, PathUse, Routes};
 use super::{Ctx, FlowGroup, RawScenario, Scenario, ScenarioError};
-use crate::units::{parse_duration, parse_rate, parse_size};
+use crate::units::{parse_duration, parse_rate, parse_size, shown};
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -400,9 +400,10 @@ fn table(cx: &Ctx, i: usize, f: &RawFlow, duration: Duration) -> Result<Table, S
         }
         Some(r) => {
             if !(r > 0.0 && r <= 1e6) {
-                return Err(
-                    cx.invalid(key("arrival_rate"), format!("{r} flows a second: allowed above 0, at most 10^6"))
-                );
+                return Err(cx.invalid(
+                    key("arrival_rate"),
+                    format!("{} flows a second: allowed above 0, at most 10^6", shown(r)),
+                ));
             }
             if size.is_none() {
                 return Err(cx.invalid(key("size"), "flows that arrive at random need a `size` (they end)"));

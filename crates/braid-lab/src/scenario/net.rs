@@ -26,7 +26,7 @@ use serde::Deserialize;
 
 use super::flows::RawFlow;
 use super::{Ctx, RawScenario, ScenarioError};
-use crate::units::{parse_duration, parse_loss, parse_queue, parse_rate, parse_size, QueueSize};
+use crate::units::{parse_duration, parse_loss, parse_queue, parse_rate, parse_size, shown, QueueSize};
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -414,7 +414,7 @@ fn probability(cx: &Ctx, key: &str, v: &toml::Value) -> Result<f64, ScenarioErro
         }
     };
     if !(0.0..=1.0).contains(&p) {
-        return Err(cx.invalid(key, format!("{p} is not a probability in [0, 1]")));
+        return Err(cx.invalid(key, format!("{} is not a probability in [0, 1]", shown(p))));
     }
     Ok(p)
 }
@@ -963,7 +963,7 @@ fn fabric(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
                     "sparse" => {
                         let fr = f.fraction.unwrap_or(0.3);
                         if !(fr > 0.0 && fr <= 1.0) {
-                            return Err(cx.invalid(key("fraction"), format!("{fr} is not a fraction in (0, 1]")));
+                            return Err(cx.invalid(key("fraction"), format!("{} is not a fraction in (0, 1]", shown(fr))));
                         }
                         Matrix::Sparse { fraction: fr }
                     }
