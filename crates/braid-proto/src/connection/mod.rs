@@ -183,6 +183,12 @@ pub struct Connection {
     opportunistic: bool,
     /// The scheduler reads the subflows' ssthresh (fetched only then).
     sched_reads_ssthresh: bool,
+    /// [`Scheduler::copies_in_flight`], read once: a property of the
+    /// scheduler's kind, and the scheduler is never replaced. Asked on every
+    /// transmit opportunity with nothing new to send (the poll after each
+    /// ACK a receiver sends), where the virtual call cost about 12
+    /// instructions a poll. Builds with debug assertions check it.
+    sched_copies: bool,
     /// End of the last new-data segment shorter than the MSS (Nagle).
     short_sent_end: u64,
     /// The Data ACK last re-sent opportunistically (once per blocking segment).
@@ -294,6 +300,7 @@ impl Connection {
         });
         let opportunistic = config.opportunistic_retransmission.unwrap_or(sched.opportunistic_by_default());
         let sched_reads_ssthresh = sched.reads_ssthresh();
+        let sched_copies = sched.copies_in_flight();
         Connection {
             advertised_window_end: recv.window_end(),
             config,
@@ -317,6 +324,7 @@ impl Connection {
             buffer_stalls: 0,
             opportunistic,
             sched_reads_ssthresh,
+            sched_copies,
             short_sent_end: 0,
             last_opportunistic: None,
             raising: Vec::new(),

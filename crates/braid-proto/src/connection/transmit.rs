@@ -217,7 +217,7 @@ impl Connection {
             if len == 0 || window_runt || nagle {
                 // Nothing new to send, only a runt the window allows, or a
                 // small segment Nagle's algorithm holds back.
-                if self.sched.copies_in_flight() {
+                if self.copies_in_flight() {
                     // Subflows that lag behind still owe copies of what the
                     // others sent.
                     self.refresh_sched_views(now);
@@ -233,7 +233,7 @@ impl Connection {
                     // with data to retransmit, or copies it still owes of
                     // what the others sent (the redundant scheduler), whose
                     // samples still measure its path.
-                    let (una, nxt, copies) = (self.send.una(), self.send.nxt(), self.sched.copies_in_flight());
+                    let (una, nxt, copies) = (self.send.una(), self.send.nxt(), self.copies_in_flight());
                     for sf in &mut self.subflows {
                         let owes = !sf.retransmit.is_empty() || (copies && sf.carried_to.max(una) < nxt);
                         if !owes {
@@ -361,6 +361,14 @@ impl Connection {
         if len < mss {
             self.short_sent_end = self.send.nxt();
         }
+    }
+
+    /// The scheduler's [`copies_in_flight`](crate::sched::Scheduler::copies_in_flight),
+    /// from the copy taken when the connection was built.
+    #[inline]
+    fn copies_in_flight(&self) -> bool {
+        debug_assert_eq!(self.sched_copies, self.sched.copies_in_flight(), "copies_in_flight changed");
+        self.sched_copies
     }
 
     pub(super) fn refresh_sched_views(&mut self, now: Instant) {

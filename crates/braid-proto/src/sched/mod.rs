@@ -211,7 +211,8 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn select(&mut self, conn: &SchedConn, paths: &[SchedPath]) -> Decision;
     /// True for schedulers whose subflows each carry every segment, so a
     /// subflow that lags behind must be offered copies even when there is
-    /// no new data (an application-limited connection).
+    /// no new data (an application-limited connection). A property of the
+    /// scheduler's kind: the connection reads it once, when it is built.
     fn copies_in_flight(&self) -> bool {
         false
     }
