@@ -167,6 +167,27 @@ fn opportunistic_retransmission_lifts_a_window_limited_connection() {
     assert!(resent_30ms * 10 < resent, "{resent_30ms} B vs {resent} B");
 }
 
+/// Under a paced controller the fast subflow re-sends the blocking segment
+/// in its pacing slot, as Linux queues it on the subflow for its pacer.
+/// Before, it went at once, early by up to the slot (the core's debug
+/// assertion, on in this test, catches every packet before its slot).
+#[test]
+fn a_paced_subflow_re_sends_in_its_slot() {
+    for opportunistic in [false, true] {
+        let s = simulate(&hybrid(
+            "30s",
+            &[r#"rate = "50Mbit", rtt = "10ms""#, r#"rate = "10Mbit", rtt = "200ms""#],
+            &format!(r#"cc = "bbr", recv_buffer = "256KiB", opportunistic = {opportunistic}"#),
+        ));
+        let f = &s.flows[0];
+        println!(
+            "opportunistic {opportunistic}: {:.2} Mbit/s, {} B re-sent on the fast subflow",
+            f.goodput_mbps, f.subflows[0].reinjected_bytes
+        );
+        assert_eq!(f.subflows[0].reinjected_bytes > 0, opportunistic);
+    }
+}
+
 /// Lim et al. (CoNEXT 2017), the setting of their headline: LTE at 8.6
 /// Mbit/s beside Wi-Fi at 8.6 down to 0.3 Mbit/s (both 40 ms here), one
 /// 1 MB download. ECF's completion time is never worse than minRTT's and

@@ -16,7 +16,8 @@ impl Connection {
     /// itself if it has not carried it and the holder's window is at most 4
     /// segments or its RTT more than 4 times the fast one's. A subflow in
     /// the loss state after a timeout is never the fast one: the scheduler
-    /// gives it nothing.
+    /// gives it nothing. A paced fast subflow sends the segment in its
+    /// pacing slot.
     pub(super) fn opportunistic_retransmission(&mut self, now: Instant, may_penalise: bool) -> Option<Packet> {
         let una = self.send.una();
         if una >= self.send.nxt() {
@@ -57,6 +58,12 @@ impl Connection {
         }
         // After a penalty, the holder's window is the halved one.
         if !overtaken(self, holder) || self.subflows[fast].carries(una) || self.last_opportunistic == Some(una) {
+            return None;
+        }
+        if self.paced(now, fast) {
+            // Linux queues the segment on the subflow, whose pacer sends
+            // it (`tcp_write_xmit`'s pacing check); the pacing timer wakes
+            // this for the slot, when the segment goes if still wanted.
             return None;
         }
         self.last_opportunistic = Some(una);

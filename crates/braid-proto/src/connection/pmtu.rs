@@ -258,7 +258,8 @@ impl Connection {
         // By index: sending a probe changes entries, never how many.
         for k in 0..self.raising.len() {
             let i = self.raising[k].subflow;
-            if !self.takes_new_data(i, 1) {
+            // The views were refreshed for this decision.
+            if !self.takes_new_data(i, 1) || self.sched_views.get(i).is_some_and(|v| v.paced) {
                 continue;
             }
             let start = self.uncarried(i);
@@ -274,12 +275,16 @@ impl Connection {
 
     /// The subflow new data of `len` bytes goes on, the scheduler having
     /// chosen `chosen`: a probe's subflow while segments are to follow it
-    /// and its window takes them.
+    /// and its window and its pacer take them (a paced subflow's follower
+    /// waits for its slot; meanwhile the data goes where the scheduler put
+    /// it).
     #[cold]
     pub(super) fn follow_raise_probe(&mut self, chosen: usize, len: u32) -> usize {
         let views = &self.sched_views;
-        let Some(r) =
-            self.raising.iter_mut().find(|r| r.follow > 0 && views.get(r.subflow).is_some_and(|v| fits(v, len)))
+        let Some(r) = self
+            .raising
+            .iter_mut()
+            .find(|r| r.follow > 0 && views.get(r.subflow).is_some_and(|v| !v.paced && fits(v, len)))
         else {
             return chosen;
         };

@@ -317,7 +317,7 @@ impl Connection {
         if reinjection {
             self.reinject.remove(&dsn);
             if taken < len {
-                self.reinject.insert(dsn + u64::from(taken), len - taken);
+                self.queue_range(dsn + u64::from(taken), len - taken);
             }
         } else {
             self.take_new(taken, self.subflows[i].mss);
@@ -508,6 +508,14 @@ impl Connection {
 
     pub(super) fn send_data(&mut self, now: Instant, i: usize, dsn: u64, len: u32) -> Packet {
         let rto = self.rto_of(i);
+        debug_assert!(
+            len == 0
+                || self.subflows[i].next_send_time <= now
+                || self.cc.get().pacing_rate(i).is_none()
+                || self.subflows[i].loss_probe_pending(),
+            "subflow {i}: {len} bytes before its pacing slot ({:?} early; only a tail loss probe may)",
+            self.subflows[i].next_send_time.saturating_since(now)
+        );
         if let Some(rate) = self.cc.get().pacing_rate(i).filter(|&r| r > 0) {
             // Space packets at the pacing rate in payload bytes, the unit the
             // delivery-rate samples measure. Charging headers too would pace
