@@ -48,6 +48,21 @@ fn graph_errors_exit_2_naming_file_and_key() {
             "flow[0].paths[0]",
             "no path named \"q\"",
         ),
+        (
+            // The file's own "a-rev" is taken for the default ACK route and
+            // leads elsewhere: the error says which route it tried.
+            "default-reverse.toml",
+            "[[topology.link]]\nname = \"a-rev\"\nfrom = \"R\"\nto = \"X\"\nrate = \"1Mbit\"\n\
+             [[topology.path]]\nname = \"p\"\nlinks = [\"a\", \"b\"]\n[[flow]]\npaths = [\"p\"]\n",
+            "topology.path[0].reverse",
+            "no `reverse` given: the default route is [\"b-rev\", \"a-rev\"]",
+        ),
+        (
+            "reverse.toml",
+            "[[topology.path]]\nname = \"p\"\nlinks = [\"a\", \"b\"]\nreverse = [\"c\"]\n[[flow]]\npaths = [\"p\"]\n",
+            "topology.path[0].reverse",
+            "must lead from node \"D\" back to node \"S\", where the path starts",
+        ),
     ];
     for (name, tail, key, words) in cases {
         let file = dir.join(name);

@@ -853,8 +853,20 @@ fn graph(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
             Some(r) => r.clone(),
             None => p.links.iter().rev().map(|n| format!("{n}-rev")).collect(),
         };
-        let reverse = route(&rev_names, "reverse", &mut topo)?;
-        gap(&topo, &reverse, "reverse", &rev_names, end, start)?;
+        // An error in the default route names what the user did not write.
+        let defaulted = |e: ScenarioError| match (e, &p.reverse) {
+            (ScenarioError::Invalid { file, key, message }, None) => ScenarioError::Invalid {
+                file,
+                key,
+                message: format!(
+                    "{message} (no `reverse` given: the default route is {rev_names:?}, each link's NAME-rev \
+                     in reverse order; set `reverse` to route the ACKs another way)"
+                ),
+            },
+            (e, _) => e,
+        };
+        let reverse = route(&rev_names, "reverse", &mut topo).map_err(defaulted)?;
+        gap(&topo, &reverse, "reverse", &rev_names, end, start).map_err(defaulted)?;
         topo.paths.push(Path { name: p.name.clone(), forward, reverse });
     }
     let routes = raw

@@ -2,6 +2,8 @@
 //! queued once, by data sequence number, and re-sent on another subflow
 //! before new data.
 
+use std::collections::btree_map::Entry;
+
 use super::timer::Timer;
 use super::{subflow_rto, Connection, Event};
 use crate::time::{Duration, Instant};
@@ -71,9 +73,26 @@ impl Connection {
     pub(super) fn queue_reinjection(&mut self, ranges: &[(u64, u32)]) {
         for &(dsn, len) in ranges {
             if let Some((dsn, len)) = self.send.unacked_part(dsn, len) {
-                if self.reinject.insert(dsn, len).is_none() {
+                if self.queue_range(dsn, len) {
                     self.reinjected_bytes += u64::from(len);
                 }
+            }
+        }
+    }
+
+    /// Queues `len` bytes at `dsn` for reinjection; true if no range
+    /// started there. Ranges may overlap (`next_reinjection` merges them),
+    /// but one starting where another does keeps the longer of the two:
+    /// a shorter one must not drop the rest of a longer one from the queue.
+    pub(super) fn queue_range(&mut self, dsn: u64, len: u32) -> bool {
+        match self.reinject.entry(dsn) {
+            Entry::Vacant(e) => {
+                e.insert(len);
+                true
+            }
+            Entry::Occupied(mut e) => {
+                *e.get_mut() = len.max(*e.get());
+                false
             }
         }
     }
@@ -141,5 +160,34 @@ impl Connection {
             self.data_rto_backoff += 1;
         }
         self.arm_data_rto(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cc::by_name;
+    use crate::crypto::RustCrypto;
+    use crate::sched::by_name as sched_by_name;
+    use crate::{Config, Connection};
+
+    /// A range queued where a longer one starts leaves the longer one
+    /// whole (it overwrote it, dropping the rest from the queue); a longer
+    /// one extends it.
+    #[test]
+    fn a_shorter_range_keeps_the_longer_one_queued() {
+        let crypto = std::sync::Arc::new(RustCrypto);
+        let mut c = Connection::client(
+            Config::default(),
+            by_name("reno").unwrap(),
+            sched_by_name("minrtt").unwrap(),
+            7,
+            crypto,
+        );
+        assert!(c.queue_range(1000, 1448));
+        assert!(!c.queue_range(1000, 500));
+        assert_eq!(c.reinject.get(&1000), Some(&1448));
+        assert!(!c.queue_range(1000, 2000));
+        assert!(c.queue_range(3000, 10));
+        assert_eq!(c.reinject.iter().map(|(&d, &l)| (d, l)).collect::<Vec<_>>(), [(1000, 2000), (3000, 10)]);
     }
 }
