@@ -231,6 +231,13 @@ impl Scenario {
             }
             if let Some(f) = flows.first() {
                 out.extend(self.mtu_warnings(f).into_iter().map(|w| format!("{}: {w}", key("paths"))));
+                if f.subflows.iter().all(|&(_, backup)| backup) {
+                    out.push(format!(
+                        "{}: every path is a backup; backups carry data only while no regular subflow can, so \
+                         with none regular they all carry it, as regular ones would (as Linux's scheduler does)",
+                        key("backup")
+                    ));
+                }
             }
             if let Some(f) = flows.iter().find(|f| f.start < end) {
                 if let Source::ConstantRate { bits_per_sec, message } = f.source {

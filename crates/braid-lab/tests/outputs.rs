@@ -351,6 +351,13 @@ fn questionable_inputs_are_refused_or_warned_about() {
     let w = traced(", rate = \"10Mbit\"");
     assert!(w.len() == 1 && w[0].contains("mean 12032000 bit/s"), "{w:?}");
     assert!(traced("").is_empty() && traced(", rate = \"12Mbit\"").is_empty());
+    // Every path a backup: they all carry data, as regular ones would.
+    let backups = |backup: &str| {
+        scenario(&hybrid("10s", &["rate = \"10Mbit\"", "rate = \"10Mbit\""], backup)).warnings(Duration::from_secs(10))
+    };
+    let w = backups("backup = [\"L1\", \"L2\"]");
+    assert!(w.len() == 1 && w[0].contains("`flow[0].backup`") && w[0].contains("every path is a backup"), "{w:?}");
+    assert!(backups("backup = [\"L2\"]").is_empty());
 }
 
 /// Percentiles within 0.1%: the default run's p50, p95 and p99 differ
