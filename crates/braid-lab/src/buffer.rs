@@ -83,13 +83,15 @@ pub fn parse_path(s: &str) -> Result<PathSpec, String> {
         return Err(format!("{s:?}: the RTT must be above zero"));
     }
     let rto = parts.get(2).map(|t| time(t)).transpose()?;
+    // Milliseconds as given (from whole nanoseconds: 999us is 0.999, not 0.9990000000000001).
+    let ms = |secs: f64| (secs * 1e9).round() / 1e6;
     if let Some(rto) = rto.filter(|&rto| rto < rtt) {
         // RFC 6298's timer is the smoothed RTT plus four deviations, and
         // Linux's at least 200 ms more than the RTT.
         return Err(format!(
             "{s:?}: the RTO ({} ms) is below the RTT ({} ms); it is at least a round trip",
-            rto * 1e3,
-            rtt * 1e3
+            ms(rto),
+            ms(rtt)
         ));
     }
     Ok(PathSpec { rate_bps: rate as f64, rtt_s: rtt, rto_s: rto })
@@ -114,6 +116,7 @@ mod tests {
         assert!((paths[0].rto() - 0.21).abs() < 1e-12);
         assert!(parse_path("100Mbit").is_err() && parse_path("fast/10ms").is_err() && parse_path("1Mbit/0ms").is_err());
         assert!(parse_path("1Mbit/100ms/50ms").unwrap_err().contains("below the RTT"));
+        assert!(parse_path("1Mbit/1ms/999us").unwrap_err().contains("the RTO (0.999 ms) is below the RTT (1 ms)"));
         assert!(parse_path("1Mbit/100ms/100ms").is_ok());
     }
 }

@@ -80,8 +80,9 @@ fn parse_gilbert_elliott(s: &str) -> Result<(String, LossSpec), String> {
     Ok((link.trim().to_string(), spec))
 }
 
-/// Per path: name, bottleneck rate and queue, one-way delay, loss, forward direction.
-fn describe(t: &Topology) -> String {
+/// Per path: name, bottleneck rate and queue, one-way delay, loss (in the
+/// long run, with the `--gilbert-elliott` models in place), forward direction.
+fn describe(t: &Topology, models: &[(String, LossSpec)]) -> String {
     let mut out = String::new();
     for p in &t.paths {
         let links: Vec<_> = p.forward.iter().map(|&l| &t.links[l]).collect();
@@ -91,7 +92,13 @@ fn describe(t: &Topology) -> String {
             QueueLimit::Bytes(b) => b,
         };
         let delay: f64 = links.iter().map(|l| l.delay.as_millis_f64()).sum();
-        let kept: f64 = links.iter().map(|l| 1.0 - l.loss.stationary_loss()).product();
+        let kept: f64 = links
+            .iter()
+            .map(|l| match models.iter().find(|(name, _)| *name == l.name) {
+                Some((_, model)) => 1.0 - model.stationary_loss(),
+                None => 1.0 - l.loss.stationary_loss(),
+            })
+            .product();
         out += &format!("{} {} {} {:.3} {:.6}\n", p.name, neck.rate_bps, queue_bytes, delay, 1.0 - kept);
     }
     out
@@ -158,7 +165,7 @@ pub fn run(a: Args) -> Result<(), String> {
     };
     cfg.check()?;
     if a.describe {
-        crate::emit(&describe(&cfg.topology));
+        crate::emit(&describe(&cfg.topology, &cfg.loss));
         return Ok(());
     }
     signals::install();
@@ -230,8 +237,13 @@ mod tests {
     #[test]
     fn describes_each_path_bottleneck() {
         let sc = scenario::parse(braid_lab::DEFAULT_SCENARIO, "default").unwrap();
-        let d = describe(&sc.topology);
+        let d = describe(&sc.topology, &[]);
         // L1: 100 Mbit/s, 1 BDP of 10 ms = 84 packets, 5 ms one way; L2 0.05% loss.
         assert_eq!(d, "L1 100000000 126000 5.000 0.000000\nL2 100000000 250500 10.000 0.000500\n");
+        // A Gilbert-Elliott model in place of L2's: p / (p + r) of the time
+        // in the bad state, where every packet is lost.
+        let model = parse_gilbert_elliott("L2=1%,0.25").unwrap();
+        let d = describe(&sc.topology, &[model]);
+        assert_eq!(d, "L1 100000000 126000 5.000 0.000000\nL2 100000000 250500 10.000 0.038462\n");
     }
 }

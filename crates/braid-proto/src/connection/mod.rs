@@ -186,8 +186,8 @@ pub struct Connection {
     /// [`Scheduler::copies_in_flight`], read once: a property of the
     /// scheduler's kind, and the scheduler is never replaced. Asked on every
     /// transmit opportunity with nothing new to send (the poll after each
-    /// ACK a receiver sends), where the virtual call cost about 12
-    /// instructions a poll. Builds with debug assertions check it.
+    /// ACK a receiver sends), where the two virtual calls cost about 16
+    /// instructions a packet. Builds with debug assertions check it.
     sched_copies: bool,
     /// End of the last new-data segment shorter than the MSS (Nagle).
     short_sent_end: u64,

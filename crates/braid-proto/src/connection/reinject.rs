@@ -83,7 +83,8 @@ impl Connection {
     /// Queues `len` bytes at `dsn` for reinjection; true if no range
     /// started there. Ranges may overlap (`next_reinjection` merges them),
     /// but one starting where another does keeps the longer of the two:
-    /// a shorter one must not drop the rest of a longer one from the queue.
+    /// a shorter one must not drop the rest of a longer one from the queue
+    /// (what is sent from there is cut from the longer, `take_segment`).
     pub(super) fn queue_range(&mut self, dsn: u64, len: u32) -> bool {
         match self.reinject.entry(dsn) {
             Entry::Vacant(e) => {
@@ -121,7 +122,9 @@ impl Connection {
             end = merged;
         }
         let len = (end - start) as u32;
-        self.reinject.insert(start, len);
+        // Left queued until sent (`take_segment`), beside a longer range
+        // that starts here too, if one was left out of the merge.
+        self.queue_range(start, len);
         Some((start, len))
     }
 
@@ -189,5 +192,28 @@ mod tests {
         assert!(!c.queue_range(1000, 2000));
         assert!(c.queue_range(3000, 10));
         assert_eq!(c.reinject.iter().map(|(&d, &l)| (d, l)).collect::<Vec<_>>(), [(1000, 2000), (3000, 10)]);
+    }
+
+    /// The first range, cut at the Data ACK, starts where a range longer
+    /// than a segment does (a path-MTU probe's): the segment offered is the
+    /// cut one, and the longer range stays queued whole (it was overwritten
+    /// by the segment offered, and bytes 1448-2999 left the queue).
+    #[test]
+    fn the_segment_offered_keeps_a_longer_range_queued() {
+        let crypto = std::sync::Arc::new(RustCrypto);
+        let mut c = Connection::client(
+            Config::default(),
+            by_name("reno").unwrap(),
+            sched_by_name("minrtt").unwrap(),
+            7,
+            crypto,
+        );
+        c.send.write_zeros(10_000);
+        c.send.take_new(4000);
+        c.send.on_data_ack(1000);
+        c.queue_range(0, 1448);
+        c.queue_range(1000, 2000);
+        assert_eq!(c.next_reinjection(), Some((1000, 448)));
+        assert_eq!(c.reinject.get(&1000), Some(&2000));
     }
 }

@@ -315,9 +315,10 @@ impl Connection {
     fn take_segment(&mut self, i: usize, dsn: u64, len: u32, reinjection: bool) -> u32 {
         let taken = len.min(self.subflows[i].mss);
         if reinjection {
-            self.reinject.remove(&dsn);
-            if taken < len {
-                self.queue_range(dsn + u64::from(taken), len - taken);
+            // The range queued here may be longer than the one offered.
+            let queued = self.reinject.remove(&dsn).unwrap_or(len).max(len);
+            if taken < queued {
+                self.queue_range(dsn + u64::from(taken), queued - taken);
             }
         } else {
             self.take_new(taken, self.subflows[i].mss);
@@ -619,5 +620,24 @@ mod tests {
         assert_eq!(next_slot(us(1000), us(4000), late(0), 100_000), us(4100), "late, but not the timer");
         assert_eq!(next_slot(us(1000), us(4000), late(3000), 800_000), us(3200), "two gaps made up");
         assert_eq!(next_slot(us(5000), us(4000), late(0), 100_000), us(5100), "early: the slot stands");
+    }
+
+    /// A reinjected segment taken from a range that starts where a longer
+    /// one does (`next_reinjection` offers the shorter): the rest of the
+    /// longer stays queued (it left the queue with the segment).
+    #[test]
+    fn a_segment_taken_leaves_the_rest_of_a_longer_range_queued() {
+        let crypto = std::sync::Arc::new(crate::crypto::RustCrypto);
+        let (cc, sched) = (crate::cc::by_name("reno").unwrap(), crate::sched::by_name("minrtt").unwrap());
+        let mut c = Connection::client(crate::Config::default(), cc, sched, 7, crypto);
+        c.add_subflow(false).unwrap();
+        c.send.write_zeros(10_000);
+        c.send.take_new(4000);
+        c.send.on_data_ack(1000);
+        c.queue_range(0, 1448);
+        c.queue_range(1000, 2000);
+        assert_eq!(c.next_reinjection(), Some((1000, 448)));
+        assert_eq!(c.take_segment(0, 1000, 448, true), 448);
+        assert_eq!(c.reinject.iter().map(|(&d, &l)| (d, l)).collect::<Vec<_>>(), [(1448, 1552)]);
     }
 }

@@ -293,7 +293,8 @@ impl std::fmt::Display for SettingsError {
                 write!(f, "{setting} does not apply to {scheduler:?}; it is a setting of {}", owners.join(" and "))
             }
             SettingsError::OutOfRange { setting, value, allowed } => {
-                write!(f, "{setting} = {value} is out of range: allowed {allowed}")
+                // Debug keeps huge and tiny values short (1e300, not 301 digits).
+                write!(f, "{setting} = {value:?} is out of range: allowed {allowed}")
             }
         }
     }
@@ -418,6 +419,10 @@ pub(crate) mod tests {
         assert!(build("ecf", &beta(0.5)).is_ok() && build("llhd", &beta(10.0)).is_ok());
         assert!(matches!(build("ecf", &beta(2.0)), Err(SettingsError::OutOfRange { setting: "beta", .. })));
         assert!(matches!(build("llhd", &beta(f64::NAN)), Err(SettingsError::OutOfRange { .. })));
+        assert_eq!(
+            build("ecf", &beta(1e300)).unwrap_err().to_string(),
+            "beta = 1e300 is out of range: allowed 0 to 1 for ecf"
+        );
         let lambda = Settings { lambda: Some(1.35), ..Settings::default() };
         assert!(matches!(build("blest", &lambda), Err(SettingsError::OutOfRange { setting: "lambda", .. })));
         assert!(matches!(build("fifo", &Settings::default()), Err(SettingsError::UnknownScheduler(_))));

@@ -49,7 +49,7 @@ pub struct Args {
     duration: Option<Duration>,
     /// Seeds of the simulator and of the emulated links, comma-separated: each controller runs once
     /// per seed on every side, and a summary averages them; default: the scenario's seed.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = crate::seed_range())]
     seeds: Vec<u64>,
     /// Write compare.json, one compare-CC-seedN.svg per run and Braid's JSON lines into this folder.
     #[arg(long)]
