@@ -193,27 +193,4 @@ mod tests {
         assert!(c.queue_range(3000, 10));
         assert_eq!(c.reinject.iter().map(|(&d, &l)| (d, l)).collect::<Vec<_>>(), [(1000, 2000), (3000, 10)]);
     }
-
-    /// The first range, cut at the Data ACK, starts where a range longer
-    /// than a segment does (a path-MTU probe's): the segment offered is the
-    /// cut one, and the longer range stays queued whole (it was overwritten
-    /// by the segment offered, and bytes 1448-2999 left the queue).
-    #[test]
-    fn the_segment_offered_keeps_a_longer_range_queued() {
-        let crypto = std::sync::Arc::new(RustCrypto);
-        let mut c = Connection::client(
-            Config::default(),
-            by_name("reno").unwrap(),
-            sched_by_name("minrtt").unwrap(),
-            7,
-            crypto,
-        );
-        c.send.write_zeros(10_000);
-        c.send.take_new(4000);
-        c.send.on_data_ack(1000);
-        c.queue_range(0, 1448);
-        c.queue_range(1000, 2000);
-        assert_eq!(c.next_reinjection(), Some((1000, 448)));
-        assert_eq!(c.reinject.get(&1000), Some(&2000));
-    }
 }

@@ -622,8 +622,10 @@ mod tests {
         assert_eq!(next_slot(us(5000), us(4000), late(0), 100_000), us(5100), "early: the slot stands");
     }
 
-    /// A reinjected segment taken from a range that starts where a longer
-    /// one does (`next_reinjection` offers the shorter): the rest of the
+    /// The first range queued for reinjection, cut at the Data ACK, starts
+    /// where a range longer than a segment does (a path-MTU probe's):
+    /// `next_reinjection` offers the cut one and leaves the longer queued
+    /// (it overwrote it), and once the segment is taken the rest of the
     /// longer stays queued (it left the queue with the segment).
     #[test]
     fn a_segment_taken_leaves_the_rest_of_a_longer_range_queued() {
@@ -637,6 +639,7 @@ mod tests {
         c.queue_range(0, 1448);
         c.queue_range(1000, 2000);
         assert_eq!(c.next_reinjection(), Some((1000, 448)));
+        assert_eq!(c.reinject.get(&1000), Some(&2000));
         assert_eq!(c.take_segment(0, 1000, 448, true), 448);
         assert_eq!(c.reinject.iter().map(|(&d, &l)| (d, l)).collect::<Vec<_>>(), [(1448, 1552)]);
     }
