@@ -671,14 +671,79 @@ fn all_lost_from_bad(p: f64, r: f64, loss_good: f64, loss_bad: f64, k: u32) -> f
 /// 640477: nine probes 3.7 s apart all lost at a 70% bad state; case
 /// 1715479: the two or three left after its outages, at 46%).
 fn probes_may_all_be_lost(scenario: &braid_lab::Scenario, f: usize, k: u32) -> bool {
+    let path = |p: usize| path_loses_all(&scenario.topology, p, k);
+    scenario.flows[f].subflows.iter().map(|&(p, _)| path(p)).product::<f64>() >= PROBES_ALL_LOST_BY_CHANCE
+}
+
+/// The chance that path `path` loses `k` packets in a row, its worst
+/// Gilbert-Elliott link starting in its bad state (0 with none: other
+/// random loss here is too light to lose many in a row).
+fn path_loses_all(topo: &braid_sim::Topology, path: usize, k: u32) -> f64 {
     use braid_sim::loss::LossSpec;
-    let topo = &scenario.topology;
     let lost = |l: usize| match topo.links[l].loss {
         LossSpec::GilbertElliott { p, r, loss_good, loss_bad } => all_lost_from_bad(p, r, loss_good, loss_bad, k),
         _ => 0.0,
     };
-    let path = |p: usize| topo.paths[p].forward.iter().map(|&l| lost(l)).fold(0.0, f64::max);
-    scenario.flows[f].subflows.iter().map(|&(p, _)| path(p)).product::<f64>() >= PROBES_ALL_LOST_BY_CHANCE
+    topo.paths[path].forward.iter().map(|&l| lost(l)).fold(0.0, f64::max)
+}
+
+/// Whether flow `f`, incomplete at the end of the run, stalled because
+/// bursty loss swallowed every retransmission since its last delivery,
+/// which a chain advanced per packet does to a flow sending one packet per
+/// retransmission timeout (case 4306335: a 4-packet window, so nearly
+/// every loss a timeout, and from 901 s on eleven retransmissions in a row
+/// lost at a 59% bad state, the last 75 s apart). Re-runs the scenario with its
+/// time series and asks that since the last sample that saw the flow's
+/// delivered bytes grow,
+/// - it kept retransmitting, at least once per maximum RTO;
+/// - its paths' links dropped at least as many packets as it retransmitted;
+/// - losing them all was not implausible: the chance that one of the
+///   flow's earlier retransmissions (each a bad state it may have met)
+///   started such a run ([`path_loses_all`] on each path, at most the
+///   number of them times the chance for one) is at least
+///   [`PROBES_ALL_LOST_BY_CHANCE`].
+///
+/// `Err` says which does not hold.
+fn stalled_by_bursty_loss(scenario: &braid_lab::Scenario, f: usize) -> Result<(), String> {
+    let mut rec = braid_sim::Recorder::default();
+    braid_lab::run_with(scenario, RunOptions::default(), &mut rec, &mut |_| {}).map_err(|e| e.to_string())?;
+    let rows: Vec<_> = rec.subflows.iter().filter(|r| r.flow as usize == f).collect();
+    let last = rows.last().ok_or("no samples")?;
+    // The first sample showing the final count (every subflow's row of a
+    // sample shows the connection's).
+    let stalled = rows[rows.iter().rposition(|r| r.delivered != last.delivered).map_or(0, |i| i + 1)].time;
+    let at = |t: braid_proto::Instant, sub: u32| {
+        rows.iter().rfind(|r| r.time <= t && r.subflow == sub).map_or(0, |r| r.retransmissions)
+    };
+    let topo = &scenario.topology;
+    let spec = &scenario.flows[f];
+    let subflows = 0..spec.subflows.len() as u32;
+    let resent: Vec<u64> = subflows.clone().map(|s| at(last.time, s) - at(stalled, s)).collect();
+    let before: u64 = subflows.map(|s| at(stalled, s)).sum();
+    let total: u64 = resent.iter().sum();
+    let stall = (last.time - stalled).as_secs_f64();
+    let at_least = (stall / spec.config.max_rto.as_secs_f64()).floor() as u64;
+    if total < at_least.max(1) {
+        return Err(format!("{total} retransmissions in the last {stall:.1} s"));
+    }
+    let mut links: Vec<usize> =
+        spec.subflows.iter().flat_map(|&(p, _)| topo.paths[p].forward.iter().copied()).collect();
+    links.sort_unstable();
+    links.dedup();
+    let drops = |t: braid_proto::Instant| -> u64 {
+        let rows = rec.links.iter().filter(|r| links.contains(&(r.link as usize)));
+        rows.filter(|r| r.time == t).map(|r| r.drops).sum()
+    };
+    let dropped = drops(last.time) - drops(stalled);
+    if dropped < total {
+        return Err(format!("{total} retransmissions in the last {stall:.1} s, {dropped} packets dropped"));
+    }
+    let path = |p: usize, k: u64| path_loses_all(topo, p, k.min(u64::from(u32::MAX)) as u32);
+    let chance: f64 = spec.subflows.iter().zip(&resent).map(|(&(p, _), &k)| path(p, k)).product();
+    if (before.max(1) as f64 * chance) < PROBES_ALL_LOST_BY_CHANCE {
+        return Err(format!("{total} retransmissions in the last {stall:.1} s all lost: chance {chance:.1e}"));
+    }
+    Ok(())
 }
 
 /// From when, after `a` (seconds), the flow certainly has data waiting
@@ -740,10 +805,15 @@ fn check_scenario(toml: &str) -> Result<u64, String> {
             continue;
         }
         let Some(done) = f.completion_time_s.map(|c| c + start) else {
-            return Err(format!(
-                "flow {}: incomplete, {} of {size} bytes after {} s",
-                f.name, f.bytes_delivered, summary.duration_s
-            ));
+            match stalled_by_bursty_loss(&scenario, i) {
+                Ok(()) => continue,
+                Err(why) => {
+                    return Err(format!(
+                        "flow {}: incomplete, {} of {size} bytes after {} s ({why})",
+                        f.name, f.bytes_delivered, summary.duration_s
+                    ))
+                }
+            }
         };
         if f.bytes_delivered != size {
             return Err(format!("flow {}: completed with {} of {size} bytes", f.name, f.bytes_delivered));
