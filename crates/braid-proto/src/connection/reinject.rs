@@ -73,27 +73,24 @@ impl Connection {
     pub(super) fn queue_reinjection(&mut self, ranges: &[(u64, u32)]) {
         for &(dsn, len) in ranges {
             if let Some((dsn, len)) = self.send.unacked_part(dsn, len) {
-                if self.queue_range(dsn, len) {
-                    self.reinjected_bytes += u64::from(len);
-                }
+                self.reinjected_bytes += u64::from(self.queue_range(dsn, len));
             }
         }
     }
 
-    /// Queues `len` bytes at `dsn` for reinjection; true if no range
-    /// started there. Ranges may overlap (`next_reinjection` merges them),
-    /// but one starting where another does keeps the longer of the two:
-    /// a shorter one must not drop the rest of a longer one from the queue
-    /// (what is sent from there is cut from the longer, `take_segment`).
-    pub(super) fn queue_range(&mut self, dsn: u64, len: u32) -> bool {
+    /// Queues `len` bytes at `dsn` for reinjection; returns how many the
+    /// range starting there grew by. Ranges may overlap (`next_reinjection`
+    /// merges them), but one starting where another does keeps the longer
+    /// of the two: a shorter one must not drop the rest of a longer one
+    /// from the queue (what is sent from there is cut from the longer,
+    /// `take_segment`).
+    pub(super) fn queue_range(&mut self, dsn: u64, len: u32) -> u32 {
         match self.reinject.entry(dsn) {
-            Entry::Vacant(e) => {
-                e.insert(len);
-                true
-            }
+            Entry::Vacant(e) => *e.insert(len),
             Entry::Occupied(mut e) => {
-                *e.get_mut() = len.max(*e.get());
-                false
+                let grown = len.saturating_sub(*e.get());
+                *e.get_mut() += grown;
+                grown
             }
         }
     }
@@ -186,11 +183,14 @@ mod tests {
             7,
             crypto,
         );
-        assert!(c.queue_range(1000, 1448));
-        assert!(!c.queue_range(1000, 500));
+        c.send.write_zeros(10_000);
+        c.send.take_new(4000);
+        c.queue_reinjection(&[(1000, 1448), (1000, 500)]);
         assert_eq!(c.reinject.get(&1000), Some(&1448));
-        assert!(!c.queue_range(1000, 2000));
-        assert!(c.queue_range(3000, 10));
+        assert_eq!(c.reinjected_bytes, 1448);
+        c.queue_reinjection(&[(1000, 2000), (3000, 10)]);
         assert_eq!(c.reinject.iter().map(|(&d, &l)| (d, l)).collect::<Vec<_>>(), [(1000, 2000), (3000, 10)]);
+        // Each byte queued counted once: the longer range's rest too.
+        assert_eq!(c.reinjected_bytes, 2010);
     }
 }
