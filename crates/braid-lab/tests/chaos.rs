@@ -5,7 +5,8 @@
 //! (and sometimes access links slower than the default),
 //! or a graph (one to three routers between source and destination, paths
 //! of two or three links, some sharing a link; sometimes two to five copies
-//! of its flow compete), rates from 100 kbit/s to
+//! of its flow compete), a small data-centre fabric (FatTree or BCube with
+//! traffic matrices, ECMP and Poisson arrivals), rates from 100 kbit/s to
 //! 1 Gbit/s, RTTs from 0.1 to 400 ms, random and bursty loss (Bernoulli,
 //! Gilbert-Elliott, short outages), outages up to every path down and back,
 //! token-bucket policers, queues and buffers from tiny to large (drop-tail,
@@ -417,6 +418,13 @@ fn generate(case: u64) -> String {
     let mut mtus = ChaCha8Rng::seed_from_u64(case);
     mtus.set_stream(2);
     let mut t = format!("name = \"chaos-{case}\"\nseed = {case}\nduration = \"1200s\"\n");
+    // Data-centre fabrics (from case 4,420,000 on) replace one case in
+    // twenty, drawn from a fourth stream: the others stay what they were.
+    let mut fabric = ChaCha8Rng::seed_from_u64(case);
+    fabric.set_stream(3);
+    if fabric.gen_bool(0.05) {
+        return t + &gen_fabric(&mut fabric);
+    }
     let size = gen_size(&mut rng);
     // Outages fall within roughly the time a transfer at 1 Mbit/s would take.
     let span = (size as f64 * 8.0 / 1e6).clamp(0.05, 20.0);
@@ -493,6 +501,70 @@ fn generate(case: u64) -> String {
         if let Some(f) = cross {
             // Across the bottleneck, on the first flow's first subflow's route.
             t += &gen_cross(&mut extra, "f0/0", b.rate_bps, f);
+        }
+    }
+    t
+}
+
+/// A data-centre fabric, no larger than a few dozen hosts: a FatTree of
+/// radix 4 (16 hosts, or 32 oversubscribed 2:1) or a BCube of 4 to 16
+/// hosts, with random rates, delays, queues (the hosts' too), disciplines,
+/// MTUs and ECMP, and one to three flow tables: a traffic matrix, or one
+/// pair of hosts, sometimes with Poisson arrivals. Nothing fails and
+/// nothing is lost at random here: every flow must complete, over paths
+/// shared with the others and routes collided by ECMP hashing.
+fn gen_fabric(rng: &mut ChaCha8Rng) -> String {
+    let rate_bps = log_uniform(rng, 1e7, 1e10);
+    let delay_us = log_uniform(rng, 1.0, 200.0);
+    let queue = rng.gen_range(4..=300);
+    let mut t = String::from("[topology]\n");
+    let (hosts, hops) = if rng.gen_bool(0.6) {
+        let over = rng.gen_range(1..=2);
+        t += &format!("kind = \"fattree\"\nk = 4\noversubscription = {over}\n");
+        t += &format!("host_queue = \"{}p\"\n", rng.gen_range(4..=1000));
+        t += &format!("ecmp = \"{}\"\n", if rng.gen_bool(0.5) { "hash" } else { "distinct" });
+        (16 * over, 6)
+    } else {
+        let (k, n): (u32, usize) = if rng.gen_bool(0.5) { (1, rng.gen_range(2..=4)) } else { (2, 2) };
+        t += &format!("kind = \"bcube\"\nk = {k}\nn = {n}\n");
+        (n.pow(k + 1), 2 * (k as usize + 1))
+    };
+    t += &format!("rate = \"{rate_bps:.0}bit\"\ndelay = \"{delay_us:.3}us\"\nqueue = \"{queue}p\"\n");
+    if rng.gen_bool(0.2) {
+        t += if rng.gen_bool(0.5) { "aqm = \"red\"\n" } else { "aqm = \"random-drop\"\n" };
+    }
+    let mtu = rng.gen_bool(0.1).then(|| rng.gen_range(1228..=1499));
+    if let Some(mtu) = mtu {
+        t += &format!("mtu = {mtu}\n");
+    }
+    // The longest round trip: every hop's delay both ways and a full queue
+    // on each of the hops out (host queues up to 1,000 packets).
+    let max_rtt = 2.0 * hops as f64 * delay_us / 1e6 + (hops as f64 * 300.0 + 1000.0) * 12e3 / rate_bps;
+    let tables = rng.gen_range(1..=3);
+    // Flows the tables make at most: a matrix up to three per host.
+    let sharers = (tables * 3 * hosts) as u32;
+    let limits =
+        Limits { slowest_bps: rate_bps, max_rtt, max_loss: 0.0, smallest_burst: f64::INFINITY, smallest_mtu: mtu };
+    for i in 0..tables {
+        let size = gen_size(rng);
+        let mut extra = ChaCha8Rng::seed_from_u64(rng.gen());
+        t += &format!("[[flow]]\n{}", gen_flow(rng, &mut extra, &format!("f{i}"), size, &limits, sharers));
+        t += &format!("subflows = {}\n", rng.gen_range(1..=8));
+        match rng.gen_range(0..6) {
+            0 => t += "matrix = \"permutation\"\n",
+            1 => t += &format!("matrix = \"random\"\ndestinations = {}\n", rng.gen_range(1..=3)),
+            2 => t += &format!("matrix = \"sparse\"\nfraction = {:.2}\n", rng.gen_range(0.05..=1.0)),
+            3 => t += "matrix = \"neighbours\"\n",
+            _ => {
+                let from = rng.gen_range(0..hosts);
+                let to = (from + rng.gen_range(1..hosts)) % hosts;
+                t += &format!("from = \"h{from}\"\nto = \"h{to}\"\n");
+                if rng.gen_bool(0.3) {
+                    // A few dozen arrivals at most.
+                    let until = rng.gen_range(0.1..=3.0);
+                    t += &format!("arrival_rate = {:.2}\narrival_until = \"{until:.3}s\"\n", rng.gen_range(1.0..=10.0));
+                }
+            }
         }
     }
     t
