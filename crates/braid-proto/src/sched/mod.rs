@@ -13,11 +13,11 @@
 //!   subflow, whose pacer then holds it. Only `bbr` and `mpbbr` pace, so
 //!   only their runs see the difference: data goes to a subflow free to
 //!   send now rather than waiting behind the fastest one's pacer.
-//! - Data queued for reinjection may go back to a subflow that carried it;
-//!   the kernel prefers one that has not (`path_mask`). A subflow's own
-//!   timeout keeps it out (unusable, then in the loss state until its own
-//!   re-sent data is acknowledged), so this shows only after a
-//!   connection-level timeout.
+//!
+//! As in the kernel, data queued for reinjection is offered only to the
+//! subflows that do not hold it (its `path_mask`) while one of them is
+//! usable: the connection shows the others as suspected dead
+//! (`Connection::hide_carriers`).
 
 mod blest;
 mod ecf;
