@@ -190,7 +190,9 @@ mod tests {
         assert_eq!(c.reinjected_bytes, 1448);
         c.queue_reinjection(&[(1000, 2000), (3000, 10)]);
         assert_eq!(c.reinject.iter().map(|(&d, &l)| (d, l)).collect::<Vec<_>>(), [(1000, 2000), (3000, 10)]);
-        // Each byte queued counted once: the longer range's rest too.
+        // What a range grew by is counted: the longer range's rest too.
+        // (Ranges that overlap from different starts count their overlap
+        // twice, as before.)
         assert_eq!(c.reinjected_bytes, 2010);
     }
 }

@@ -5,7 +5,7 @@
 use super::handshake::{confirmation_due, confirming};
 use super::timer::Timer;
 use super::Connection;
-use crate::packet::{AckFrame, Control, DataFrame, Frame, Packet};
+use crate::packet::{AckFrame, Control, DataFrame, Frame, Packet, SubflowId};
 use crate::sched::{Decision, SchedConn, SchedPath};
 use crate::send_buffer::Chunk;
 use crate::time::{Duration, Instant};
@@ -375,28 +375,38 @@ impl Connection {
         self.sched_copies
     }
 
-    /// A range being reinjected (from `dsn`) goes to a subflow that does not carry it
-    /// while one is usable, backup or not; the scheduler waits for that
-    /// one's window rather than give the range to a subflow that carries
-    /// it; only when every usable subflow carries it may one take it again.
-    /// This is MPTCP v0.96's `get_subflow_from_selectors` with the
-    /// segment's `path_mask`: it prefers the subflows outside the mask,
+    /// A range being reinjected (from `dsn`) goes to a subflow that does
+    /// not hold it while one is usable, backup or not; the scheduler waits
+    /// for that one's window rather than give the range to a subflow that
+    /// holds it, and only when every usable subflow holds it may one take
+    /// it again. This is MPTCP v0.96's `get_subflow_from_selectors` with
+    /// the segment's `path_mask`: it prefers the subflows outside the mask,
     /// active ones before backups, returns none while such a subflow has no
     /// room, and clears the mask when there is none; the redundant
-    /// scheduler's reinjections go through the same choice. (Without this,
-    /// a range went back to a subflow still holding it for its own
-    /// retransmission: 2,358 times in the first 600 chaos cases, in cases
-    /// with the redundant scheduler, whose subflows all hold copies.) The
-    /// views of the carriers read as suspected dead.
+    /// scheduler's reinjections go through the same choice. Round robin
+    /// does not wait: a subflow that does not hold the range must have room
+    /// ([`reinjection_waits_for_unused`](crate::sched::Scheduler::reinjection_waits_for_unused)). (Without this, a range
+    /// went back to a subflow still holding it for its own retransmission:
+    /// 2,358 times in the first 600 chaos cases, in cases with the
+    /// redundant scheduler, whose subflows all hold copies.) The views of
+    /// the holders read as suspected dead. Only the range's first byte is
+    /// asked about (a range merged from several may be held in part).
     fn hide_carriers(&mut self, dsn: u64) {
-        let subflows = &self.subflows;
-        let unused = |i: usize| self.sched_views[i].usable() && !subflows[i].carries(dsn);
-        if !(0..subflows.len()).any(unused) {
-            return;
-        }
-        for (v, s) in self.sched_views.iter_mut().zip(subflows) {
+        let waits = self.sched.reinjection_waits_for_unused();
+        let mut holds = [0u64; SubflowId::LIMIT / 64];
+        let mut unused = false;
+        for (i, (s, v)) in self.subflows.iter().zip(&self.sched_views).enumerate() {
             if s.carries(dsn) {
-                v.potentially_failed = true;
+                holds[i / 64] |= 1 << (i % 64);
+            } else {
+                unused |= v.usable() && (waits || v.has_window_space());
+            }
+        }
+        if unused {
+            for (i, v) in self.sched_views.iter_mut().enumerate() {
+                if holds[i / 64] & (1 << (i % 64)) != 0 {
+                    v.potentially_failed = true;
+                }
             }
         }
     }
@@ -678,6 +688,20 @@ mod tests {
         assert_eq!(hidden(&mut c, [usable, dead, backup], 1000), [true, true, false], "the backup takes it");
         c.subflows[2].retransmit.push_back((1000, 1448));
         assert_eq!(hidden(&mut c, [usable, dead, backup], 1000), [false, true, false], "all carry it");
+        // Round robin takes a holder with room rather than wait for another.
+        let crypto = std::sync::Arc::new(crate::crypto::RustCrypto);
+        let (cc, sched) = (crate::cc::by_name("reno").unwrap(), crate::sched::by_name("rr").unwrap());
+        let mut rr = Connection::client(crate::Config::default(), cc, sched, 7, crypto);
+        for _ in 0..3 {
+            rr.add_subflow(false).unwrap();
+        }
+        rr.subflows[0].retransmit.push_back((1000, 448));
+        let room = SchedPath { cwnd: 14_480, mss: 1448, ..usable };
+        assert!(room.has_window_space() && !usable.has_window_space());
+        assert_eq!(hidden(&mut rr, [room, usable, usable], 1000), [false, false, false]);
+        assert_eq!(hidden(&mut rr, [room, usable, room], 1000), [true, false, false]);
+        // Where minimum RTT waits for subflow 1 (0 and 2 hold the range).
+        assert_eq!(hidden(&mut c, [room, usable, room], 1000), [true, false, true], "minRTT waits");
     }
 
     /// The first range queued for reinjection, cut at the Data ACK, starts

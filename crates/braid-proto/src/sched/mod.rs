@@ -16,8 +16,11 @@
 //!
 //! As in the kernel, data queued for reinjection is offered only to the
 //! subflows that do not hold it (its `path_mask`) while one of them is
-//! usable: the connection shows the others as suspected dead
-//! (`Connection::hide_carriers`).
+//! usable (with round robin, while one has room): the connection shows the
+//! others as suspected dead (`Connection::hide_carriers`). Deviation: the
+//! redundant scheduler's copies of a reinjected range follow on the
+//! subflows that lag behind, not on every other subflow at once as
+//! `mptcp_redundant.c` queues them.
 
 mod blest;
 mod ecf;
@@ -227,6 +230,14 @@ pub trait Scheduler: std::fmt::Debug + Send {
     /// Whether `select` reads [`SchedPath::ssthresh`].
     fn reads_ssthresh(&self) -> bool {
         false
+    }
+    /// Whether a range being reinjected waits for a usable subflow that
+    /// does not hold it when that one has no room, as the default
+    /// scheduler's `get_subflow_from_selectors` (and the modules built on
+    /// it) does, rather than go to a subflow that holds it and has room,
+    /// as `mptcp_rr.c`'s `rr_get_available_subflow` does.
+    fn reinjection_waits_for_unused(&self) -> bool {
+        true
     }
 }
 

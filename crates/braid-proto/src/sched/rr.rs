@@ -24,6 +24,12 @@
 //! Backup subflows take their turns like the others: `mptcp_rr_is_available`
 //! has no backup test, unlike the default scheduler's (a backup path under
 //! RR carries its share, as in the kernel).
+//!
+//! A range being reinjected goes to a subflow with room that does not hold
+//! it, or else to one that does (`rr_get_available_subflow` never waits
+//! for the first kind: `reinjection_waits_for_unused` is false).
+//! Deviation: the turn decides among them, where the kernel takes the
+//! last in its list and leaves the turns as they were.
 
 use super::{Decision, SchedConn, SchedPath, Scheduler};
 
@@ -48,6 +54,10 @@ impl Scheduler for RoundRobin {
     }
 
     fn opportunistic_by_default(&self) -> bool {
+        false
+    }
+
+    fn reinjection_waits_for_unused(&self) -> bool {
         false
     }
 
