@@ -233,8 +233,9 @@ fn gen_send_buffer(extra: &mut ChaCha8Rng, drawn: String, floor: f64) -> String 
 }
 
 /// Keys drawn from the second stream (`extra`): the scheduler's settings
-/// and the receiver's ACK delay.
-fn gen_extras(extra: &mut ChaCha8Rng, scheduler: &str) -> String {
+/// and the receiver's ACK delay; with the longest the receiver may hold
+/// an acknowledgement, in seconds (40 ms by default).
+fn gen_extras(extra: &mut ChaCha8Rng, scheduler: &str) -> (String, f64) {
     let mut t = String::new();
     if extra.gen_bool(0.4) {
         t += &match scheduler {
@@ -249,10 +250,13 @@ fn gen_extras(extra: &mut ChaCha8Rng, scheduler: &str) -> String {
             _ => String::new(),
         };
     }
+    let mut ack_delay = 0.04;
     if extra.gen_bool(0.2) {
-        t += &format!("max_ack_delay = \"{:.3}ms\"\n", log_uniform(extra, 0.1, 500.0));
+        let ms = log_uniform(extra, 0.1, 500.0);
+        t += &format!("max_ack_delay = \"{ms:.3}ms\"\n");
+        ack_delay = ms / 1e3;
     }
-    t
+    (t, ack_delay)
 }
 
 /// Non-responsive constant-rate traffic on `path`, at `fraction` of
@@ -342,9 +346,20 @@ fn gen_flow(
     );
     let floor = (size as f64 * (max_rtt + 0.01) / 300.0).max(f64::from(mss));
     let (send_buffer, recv_buffer) = (gen_buffer(rng, floor), gen_buffer(rng, floor));
-    t +=
-        &format!("send_buffer = \"{}\"\nrecv_buffer = \"{recv_buffer}\"\n", gen_send_buffer(extra, send_buffer, floor));
-    t += &gen_extras(extra, scheduler);
+    let send = gen_send_buffer(extra, send_buffer, floor);
+    t += &format!("send_buffer = \"{send}\"\nrecv_buffer = \"{recv_buffer}\"\n");
+    let (extras, ack_delay) = gen_extras(extra, scheduler);
+    t += &extras;
+    // A buffer of one segment or so waits for a delayed acknowledgement
+    // each round trip: no larger than the smallest fixed buffer moves in
+    // 300 s that way (case 4531993: a 356-byte send buffer, a 147-ms ACK
+    // delay, 2.4 kB/s for 3.0 MB).
+    let fixed = [&send, &recv_buffer].into_iter().filter_map(|b| b.trim_start_matches("kernel:").strip_suffix('B'));
+    let smallest = fixed.filter_map(|b| b.parse::<f64>().ok()).fold(f64::INFINITY, f64::min);
+    let fits = (smallest * 300.0 / (max_rtt + ack_delay + 0.01)).max(1.0);
+    if (size as f64) > fits {
+        t = t.replacen(&format!("size = \"{size}B\""), &format!("size = \"{}B\"", fits as u64), 1);
+    }
     if let Some(mtu) = smallest_mtu {
         // Black-hole detection, to a size every packet of which fits the
         // MTU: payload plus at most 70 header bytes and 28 of UDP and IPv4.
