@@ -341,9 +341,8 @@ fn gen_flow(
     let share = slowest_bps / 8.0 / f64::from(sharers);
     let size = size.min((mathis.min(policed) * 200.0).min(share * 400.0) as u64).max(1);
     let (cc, scheduler) = (CONTROLLERS.choose(rng).unwrap(), SCHEDULERS.choose(rng).unwrap());
-    let mut t = format!(
-        "name = \"{name}\"\ncc = \"{cc}\"\nscheduler = \"{scheduler}\"\nverify_payload = true\nsize = \"{size}B\"\nmss = {mss}\n"
-    );
+    let mut t =
+        format!("name = \"{name}\"\ncc = \"{cc}\"\nscheduler = \"{scheduler}\"\nverify_payload = true\nmss = {mss}\n");
     let floor = (size as f64 * (max_rtt + 0.01) / 300.0).max(f64::from(mss));
     let (send_buffer, recv_buffer) = (gen_buffer(rng, floor), gen_buffer(rng, floor));
     let send = gen_send_buffer(extra, send_buffer, floor);
@@ -357,9 +356,7 @@ fn gen_flow(
     let fixed = [&send, &recv_buffer].into_iter().filter_map(|b| b.trim_start_matches("kernel:").strip_suffix('B'));
     let smallest = fixed.filter_map(|b| b.parse::<f64>().ok()).fold(f64::INFINITY, f64::min);
     let fits = (smallest * 300.0 / (max_rtt + ack_delay + 0.01)).max(1.0);
-    if (size as f64) > fits {
-        t = t.replacen(&format!("size = \"{size}B\""), &format!("size = \"{}B\"", fits as u64), 1);
-    }
+    t += &format!("size = \"{}B\"\n", size.min(fits as u64));
     if let Some(mtu) = smallest_mtu {
         // Black-hole detection, to a size every packet of which fits the
         // MTU: payload plus at most 70 header bytes and 28 of UDP and IPv4.

@@ -615,9 +615,21 @@ impl Connection {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::crypto::RustCrypto;
+
+    /// A client with Reno, scheduler `sched` and a subflow per entry of
+    /// `backup` (true: a backup), none of them open: for tests of its
+    /// bookkeeping.
+    pub(in crate::connection) fn client(sched: &str, backup: &[bool]) -> Connection {
+        let (cc, sched) = (crate::cc::by_name("reno").unwrap(), crate::sched::by_name(sched).unwrap());
+        let mut c = Connection::client(Config::default(), cc, sched, 7, Arc::new(RustCrypto));
+        for &b in backup {
+            c.add_subflow(b).unwrap();
+        }
+        c
+    }
 
     fn parts() -> (Box<dyn Controller>, Box<dyn Scheduler>, Arc<dyn Crypto>) {
         (crate::cc::by_name("lia").unwrap(), crate::sched::by_name("minrtt").unwrap(), Arc::new(RustCrypto))

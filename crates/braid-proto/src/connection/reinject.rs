@@ -165,24 +165,14 @@ impl Connection {
 
 #[cfg(test)]
 mod tests {
-    use crate::cc::by_name;
-    use crate::crypto::RustCrypto;
-    use crate::sched::by_name as sched_by_name;
-    use crate::{Config, Connection};
+    use super::super::tests::client;
 
     /// A range queued where a longer one starts leaves the longer one
     /// whole (it overwrote it, dropping the rest from the queue); a longer
     /// one extends it.
     #[test]
     fn a_shorter_range_keeps_the_longer_one_queued() {
-        let crypto = std::sync::Arc::new(RustCrypto);
-        let mut c = Connection::client(
-            Config::default(),
-            by_name("reno").unwrap(),
-            sched_by_name("minrtt").unwrap(),
-            7,
-            crypto,
-        );
+        let mut c = client("minrtt", &[]);
         c.send.write_zeros(10_000);
         c.send.take_new(4000);
         c.queue_reinjection(&[(1000, 1448), (1000, 500)]);
