@@ -73,8 +73,14 @@ pub struct NodeStats {
 struct Path {
     socket: usize,
     remote: SocketAddr,
-    /// The address the peer sent to, for replies from a wildcard socket.
+    /// The source address to send from: where the peer sent to, for a
+    /// listening socket bound to a wildcard address. A client's socket
+    /// leaves it to the routing table, which follows the host's addresses
+    /// as they change (a pinned address that went away fails every send).
     source: Option<IpAddr>,
+    /// The local address the peer's packets last arrived at (a wildcard
+    /// socket's, for reports).
+    seen: Option<IpAddr>,
 }
 
 #[derive(Debug)]
@@ -245,7 +251,7 @@ impl Node {
     pub fn subflow_addrs(&self, h: ConnectionHandle, subflow: SubflowId) -> Option<(SocketAddr, SocketAddr)> {
         let p = self.conns.get(&h)?.paths.get(&subflow)?;
         let local = self.sockets.get(p.socket)?.as_ref()?.local_addr();
-        let local = match p.source {
+        let local = match p.seen {
             Some(ip) if local.ip().is_unspecified() => SocketAddr::new(ip, local.port()),
             _ => local,
         };
@@ -424,7 +430,7 @@ impl Node {
         match bound {
             Ok(socket) => {
                 c.sockets.push(socket);
-                c.paths.insert(subflow, Path { socket, remote, source: None });
+                c.paths.insert(subflow, Path { socket, remote, source: None, seen: None });
             }
             Err(e) => self.events.push_back((h, NetEvent::PathError { subflow: Some(subflow), error: e.to_string() })),
         }
@@ -479,7 +485,14 @@ impl Node {
 
     fn on_datagram(&mut self, s: usize, from: SocketAddr, to: Option<IpAddr>, datagram: &[u8], now: Instant) {
         self.received += 1;
-        match self.endpoint.handle(now, from, datagram) {
+        // Only a listening socket accepts connections: a client's sockets
+        // carry its own connection's packets and nothing else.
+        let listening = self.listening.contains(&s);
+        let event = match listening {
+            true => self.endpoint.handle(now, from, datagram),
+            false => self.endpoint.handle_connected(now, from, datagram),
+        };
+        match event {
             DatagramEvent::Reply(bytes) => {
                 // The answer to an opening: no state kept, sent at once.
                 let route = Route { socket: s, remote: from, source: self.source_for(s, to) };
@@ -495,19 +508,20 @@ impl Node {
                     self.events.push_back((handle, NetEvent::Accepted));
                     self.advertise(handle, s);
                 }
-                let source = self.source_for(s, to);
+                let seen = self.source_for(s, to);
+                let source = seen.filter(|_| listening);
                 let Some(c) = self.conns.get_mut(&handle) else { return };
                 c.last_heard = now;
                 // The subflow's address follows its last packet.
                 let socket = c.paths.get(&subflow).filter(|_| c.manager.is_some()).map_or(s, |p| p.socket);
-                let new_path = c.paths.insert(subflow, Path { socket, remote: from, source }).is_none();
+                let new_path = c.paths.insert(subflow, Path { socket, remote: from, source, seen }).is_none();
                 if let (true, Some(conn), Some(sock)) =
                     (new_path || opened, self.endpoint.connection(handle), self.sockets.get(s).and_then(Option::as_ref))
                 {
                     // A subflow new to this side, or opened again in the slot
                     // of a join this side forgot (a fresh subflow, with the
                     // configured MSS): sized for the route back.
-                    let addr = SocketAddr::new(source.unwrap_or(sock.local_addr().ip()), 0);
+                    let addr = SocketAddr::new(seen.unwrap_or(sock.local_addr().ip()), 0);
                     fit_to_route(conn, subflow, &LocalAddr { addr, device: None }, from);
                 }
             }
@@ -579,5 +593,38 @@ fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, None) => a,
         (None, b) => b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listening socket bound to a wildcard address answers from the
+    /// address its peer sent to; a client's wildcard socket leaves the
+    /// source to the routing table (it pinned the first one it saw, and
+    /// every send failed once the host lost that address), while its
+    /// reports still show the address.
+    #[test]
+    fn only_a_listening_wildcard_socket_pins_its_source_address() {
+        let loopback = IpAddr::from([127, 0, 0, 1]);
+        let mut server = Node::new(NetConfig::default());
+        let wildcard = LocalAddr { addr: SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), 0), device: None };
+        let port = server.listen(&wildcard).unwrap().port();
+        let mut client = Node::new(NetConfig::default());
+        let h = client.connect(SocketAddr::new(loopback, port), &[], PathPolicy::FullMesh).unwrap();
+        client.connection(h).unwrap().write(b"hello");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let opened = |n: &Node| n.conns.values().any(|c| c.paths.contains_key(&SubflowId(0)));
+        while !(opened(&server) && client.conns[&h].paths[&SubflowId(0)].seen.is_some()) {
+            assert!(std::time::Instant::now() < until, "the connection did not open");
+            client.drive(Some(std::time::Duration::from_millis(5))).unwrap();
+            server.drive(Some(std::time::Duration::from_millis(5))).unwrap();
+        }
+        let at_client = &client.conns[&h].paths[&SubflowId(0)];
+        assert_eq!((at_client.source, at_client.seen), (None, Some(loopback)));
+        assert_eq!(client.subflow_addrs(h, SubflowId(0)).unwrap().0.ip(), loopback, "reported");
+        let at_server = &server.conns.values().next().unwrap().paths[&SubflowId(0)];
+        assert_eq!(at_server.source, Some(loopback));
     }
 }

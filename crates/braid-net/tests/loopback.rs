@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use braid_net::{ConnectionHandle, LocalAddr, NetConfig, NetEvent, Node, PathPolicy, Stream};
-use braid_proto::Event;
+use braid_proto::{Event, SubflowId};
 use sha2::{Digest, Sha256};
 
 fn local(ip: &str) -> (LocalAddr, bool) {
@@ -137,4 +137,46 @@ fn one_port_serves_concurrent_clients() {
     received.sort();
     assert_eq!(received, sent, "every client's bytes arrived intact, each on its own connection");
     assert_eq!(node.stats().endpoint.accepted, 8);
+}
+
+/// A client's sockets accept no connections: a Hello sent to one (anyone
+/// who sees the client's packets knows its address) goes unanswered. Any
+/// node used to answer openings on any socket, and `braid send` ended when
+/// such a stranger's connection failed.
+#[test]
+fn a_client_node_accepts_no_connection() {
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut client = Node::new(NetConfig::default());
+    let h = client.connect(silent.local_addr().unwrap(), &[local("127.0.0.1")], PathPolicy::FullMesh).unwrap();
+    let (victim, _) = client.subflow_addrs(h, SubflowId(0)).unwrap();
+    let mut stranger = Node::new(NetConfig::default());
+    let s = stranger.connect(victim, &[local("127.0.0.1")], PathPolicy::FullMesh).unwrap();
+    let until = Instant::now() + Duration::from_millis(300);
+    while Instant::now() < until {
+        stranger.drive(Some(Duration::from_millis(5))).unwrap();
+        client.drive(Some(Duration::from_millis(5))).unwrap();
+    }
+    let stats = client.stats().endpoint;
+    assert!(stats.datagrams > 0, "the opening arrived");
+    assert_eq!((stats.replies, stats.accepted), (0, 0), "and was not answered");
+    assert!(std::iter::from_fn(|| client.poll_event()).all(|(c, _)| c == h), "no other connection");
+    assert!(!stranger.connection(s).unwrap().subflow_stats(0).unwrap().established);
+}
+
+/// A connection to an address where nobody answers fails after the
+/// failure timeout instead of waiting forever for its opening.
+#[test]
+fn connecting_to_nobody_fails_after_the_timeout() {
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = silent.local_addr().unwrap();
+    let mut config = NetConfig::default();
+    config.connection.failure_timeout = braid_proto::Duration::from_secs(1);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let r = Stream::connect(addr, &[local("127.0.0.1")], PathPolicy::FullMesh, config);
+        let _ = tx.send(r.map(|_| ()).map_err(|e| e.to_string()));
+    });
+    let r = rx.recv_timeout(Duration::from_secs(20)).expect("connect returned within 20 s");
+    let e = r.expect_err("nobody answered");
+    assert!(e.contains("no answer to the opening for 1.000 s"), "{e}");
 }

@@ -86,6 +86,9 @@ pub enum Drop {
     Full,
     /// Synthetic payload on an endpoint that refuses it.
     Synthetic,
+    /// An opening or `Establish` where this side does not accept
+    /// connections (a client's own socket: `Endpoint::handle_connected`).
+    NotListening,
     /// The connection refused the packet (`Packet::check`).
     Refused,
     /// The connection ignored it (`Connection::handle_datagram`): for a
@@ -198,10 +201,23 @@ impl Endpoint {
         u64::from_be_bytes(truncated(mac))
     }
 
-    /// Handles one datagram from `remote`.
+    /// Handles one datagram from `remote`, which may open a connection.
     pub fn handle(&mut self, now: Instant, remote: SocketAddr, datagram: &[u8]) -> DatagramEvent {
+        self.handle_on(now, remote, datagram, true)
+    }
+
+    /// Handles one datagram from `remote` that may only belong to a
+    /// connection this endpoint holds: an opening is dropped
+    /// (`Drop::NotListening`), as a TCP client's connected socket accepts
+    /// no SYN. For a client's own sockets, whose addresses anyone who sees
+    /// the client's packets can learn.
+    pub fn handle_connected(&mut self, now: Instant, remote: SocketAddr, datagram: &[u8]) -> DatagramEvent {
+        self.handle_on(now, remote, datagram, false)
+    }
+
+    fn handle_on(&mut self, now: Instant, remote: SocketAddr, datagram: &[u8], accept: bool) -> DatagramEvent {
         self.stats.datagrams += 1;
-        let event = self.route(now, remote, datagram);
+        let event = self.route(now, remote, datagram, accept);
         match &event {
             DatagramEvent::Dropped(_) => self.stats.dropped += 1,
             DatagramEvent::Reply(_) => self.stats.replies += 1,
@@ -211,7 +227,7 @@ impl Endpoint {
         event
     }
 
-    fn route(&mut self, now: Instant, remote: SocketAddr, datagram: &[u8]) -> DatagramEvent {
+    fn route(&mut self, now: Instant, remote: SocketAddr, datagram: &[u8], accept: bool) -> DatagramEvent {
         let cid = match Header::new_checked(datagram) {
             Ok(h) => h.cid(),
             Err(e) => return DatagramEvent::Dropped(Drop::Malformed(e)),
@@ -239,6 +255,9 @@ impl Endpoint {
             };
         }
         match (packet.control.as_deref(), &packet.frame) {
+            (Some(Control::Hello { .. } | Control::Establish { .. }), _) if !accept => {
+                DatagramEvent::Dropped(Drop::NotListening)
+            }
             (Some(Control::Hello { key }), Frame::Data(d)) if cid == 0 && d.len == 0 => {
                 self.answer_hello(now, remote, *key, &packet, d.pn, datagram.len())
             }

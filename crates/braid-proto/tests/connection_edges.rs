@@ -195,6 +195,28 @@ fn all_paths_dead_fails_the_connection_after_the_timeout() {
     assert!(end < Instant::ZERO + Duration::from_secs(10), "{end:?}");
 }
 
+/// A client whose opening nobody answers fails after the failure timeout,
+/// with nothing written (a caller waiting for the connection to open):
+/// Linux's `connect` gives up after `tcp_syn_retries`. It waited forever,
+/// as the failure timer ran only while written data waited. Every one of
+/// its paths is tried; once the server answers, an idle client waits.
+#[test]
+fn an_unanswered_opening_fails_the_client_after_the_timeout() {
+    let cfg = Config { failure_timeout: Duration::from_secs(2), ..Config::default() };
+    let (mut a, mut b) = common::pair(cfg.clone(), "reno", "minrtt", 2);
+    let failed = |a: &mut Connection, _: &mut Connection| a.error().is_some();
+    let end = common::drive(&mut a, &mut b, 10, 30_000, failed, |_, to_b, _| to_b).expect("fails");
+    assert_eq!(a.error(), Some(braid_proto::ConnectionError::Unanswered { for_at_least: Duration::from_secs(2) }));
+    assert_eq!(a.error().unwrap().to_string(), "no answer to the opening for 2.000 s");
+    assert!(end < Instant::ZERO + Duration::from_secs(10), "{end:?}");
+    assert!((0..2).all(|i| a.subflow_stats(i).unwrap().counters.packets_sent > 0), "both paths tried");
+
+    let (mut a, mut b) = common::pair(cfg, "reno", "minrtt", 2);
+    common::open(&mut a, &mut b, Instant::ZERO);
+    let end = common::drive(&mut a, &mut b, 10, 30_000, failed, |_, to_b, _| to_b);
+    assert!(end.is_err() && a.error().is_none(), "an open, idle client does not fail: {:?}", a.error());
+}
+
 /// A sender blocked by the peer's full receive window counts one stall per
 /// episode, not per attempt: 50 segments through a 20-segment window that
 /// the reader empties only when full stall twice (the last 10 fit). (A

@@ -114,6 +114,39 @@ fn open_transfer_and_follow_an_address_change() {
     assert_eq!((server.len(), server.stats().accepted, server.stats().replies), (1, 1, 1));
 }
 
+/// A client's sockets take no openings: a Hello or `Establish` that
+/// reaches one (anyone who sees the client's packets knows its address)
+/// is dropped unanswered and creates nothing, while the same Hello opens a
+/// connection through `handle`.
+#[test]
+fn only_a_listening_endpoint_answers_an_opening() {
+    let mut other = endpoint();
+    let o = other.connect(0x1234).unwrap();
+    other.connection(o).unwrap().add_subflow(false).unwrap();
+    let mut hello = Vec::new();
+    wire::encode(&other.connection(o).unwrap().poll_transmit(Instant::ZERO).unwrap(), &mut hello);
+    let establish = Packet {
+        cid: braid_proto::crypto::token(&RustCrypto, 777),
+        subflow: SubflowId(0),
+        frame: Frame::Data(DataFrame { pn: 1, pn_floor: 1, dsn: 0, len: 3, payload: vec![1, 2, 3] }),
+        control: Some(Box::new(Control::Establish { client_key: 5, server_key: 777, echo: 0 })),
+    };
+    let mut forged = Vec::new();
+    wire::encode(&establish, &mut forged);
+
+    let mut client = endpoint();
+    let h = client.connect(0xabc).unwrap();
+    client.connection(h).unwrap().add_subflow(false).unwrap();
+    for bytes in [&hello, &forged] {
+        assert_eq!(
+            client.handle_connected(Instant::ZERO, addr(CLIENT_2), bytes),
+            DatagramEvent::Dropped(Drop::NotListening)
+        );
+    }
+    assert_eq!((client.len(), client.stats().replies, client.stats().accepted), (1, 0, 0));
+    assert!(matches!(client.handle(Instant::ZERO, addr(CLIENT_2), &hello), DatagramEvent::Reply(_)), "a valid opening");
+}
+
 /// A Hello not padded to `wire::HELLO_LEN` would make the answer larger
 /// than the question: it is not answered.
 #[test]

@@ -1,6 +1,6 @@
-//! Giving up: a connection with data (or its FIN) to deliver and no usable
-//! subflow for `Config::failure_timeout` fails, reports why, and sends
-//! nothing more.
+//! Giving up: a connection with data (or its FIN) to deliver, or a client
+//! whose opening is unanswered, and no usable subflow for
+//! `Config::failure_timeout` fails, reports why, and sends nothing more.
 //!
 //! Linux gives up on a TCP connection after `tcp_retries2` backed-off
 //! retransmissions (about 15 minutes with the default 15); MPTCP v0.96 ends
@@ -20,6 +20,8 @@ use crate::time::{Duration, Instant};
 pub enum ConnectionError {
     /// No subflow was usable for this long while data waited.
     AllPathsDown { for_at_least: Duration },
+    /// A client's opening went unanswered this long on every path.
+    Unanswered { for_at_least: Duration },
     /// This side reset the connection.
     Reset { code: u8 },
     /// The peer reset the connection.
@@ -31,6 +33,9 @@ impl std::fmt::Display for ConnectionError {
         match self {
             ConnectionError::AllPathsDown { for_at_least } => {
                 write!(f, "no usable path for {:.3} s with data waiting", for_at_least.as_secs_f64())
+            }
+            ConnectionError::Unanswered { for_at_least } => {
+                write!(f, "no answer to the opening for {:.3} s", for_at_least.as_secs_f64())
             }
             ConnectionError::Reset { code } => write!(f, "reset here (code {code})"),
             ConnectionError::PeerReset { code } => write!(f, "reset by the peer (code {code})"),
@@ -48,12 +53,16 @@ impl Connection {
         if self.error.is_some() {
             return;
         }
-        // Data, or the FIN that ends it, waiting for an acknowledgement.
-        let waiting = self.send.una() < self.send.end() || self.fin.local.is_some() && !self.fin.local_acked;
+        // Data, or the FIN that ends it, waiting for an acknowledgement; or
+        // a client's opening, unanswered (Linux's connect gives up after
+        // `tcp_syn_retries`): a client that wrote nothing yet must not
+        // wait forever for a server that is not there.
+        let client = self.session.side == Side::Client;
+        let opening = client && self.session.remote_key().is_none();
+        let waiting = self.send.una() < self.send.end() || self.fin.local.is_some() && !self.fin.local_acked || opening;
         // A client's joining subflow is still trying; a server's half-open
         // one waits on a client that may have given it up (its slot opened
         // by a Hello never expires), so it keeps no hope alive.
-        let client = self.session.side == Side::Client;
         let stuck = waiting && !self.subflows.iter().any(|s| s.usable() || client && s.state == Lifecycle::Joining);
         if !stuck {
             self.timers.stop(Timer::Failure);
@@ -62,7 +71,11 @@ impl Connection {
         match self.timers.get(Timer::Failure) {
             None => self.timers.set(Timer::Failure, now + self.config.failure_timeout),
             Some(t) if t <= now => {
-                let e = ConnectionError::AllPathsDown { for_at_least: self.config.failure_timeout };
+                let for_at_least = self.config.failure_timeout;
+                let e = match opening {
+                    true => ConnectionError::Unanswered { for_at_least },
+                    false => ConnectionError::AllPathsDown { for_at_least },
+                };
                 self.error = Some(e);
                 self.events.push_back(Event::Failed(e));
             }

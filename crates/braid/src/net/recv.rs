@@ -31,7 +31,7 @@ pub struct Args {
     /// Exit after the first connection ends.
     #[arg(long)]
     once: bool,
-    /// Write the received bytes to this file (with --once: one connection).
+    /// Write the received bytes to this file (with --once: the first connection's).
     #[arg(long, requires = "once")]
     file: Option<PathBuf>,
     /// Forget a connection that sends nothing for this long.
@@ -50,6 +50,11 @@ pub struct Args {
 
 /// One connection being received.
 struct Incoming {
+    /// The connection's token: a handle freed by one connection may be
+    /// the next one's before the first one's `Removed` is read.
+    token: u64,
+    /// Its bytes go to `--file` (the first connection's only).
+    to_file: bool,
     started: Instant,
     hash: Sha256,
     first_byte: Option<Instant>,
@@ -107,37 +112,23 @@ pub fn run(args: Args) -> Result<(), String> {
     let mut incoming: BTreeMap<ConnectionHandle, Incoming> = BTreeMap::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut first_done: Option<Result<(), String>> = None;
+    let mut file_taken = false;
     loop {
         node.drive(Some(std::time::Duration::from_millis(100))).map_err(|e| format!("network: {e}"))?;
         let now = Instant::now();
-        // Read everything that arrived in order.
         for (&h, inc) in incoming.iter_mut() {
-            let Some(conn) = node.connection(h) else { continue };
-            let mut progressed = false;
-            loop {
-                let n = conn.read(&mut buf);
-                if n == 0 {
-                    break;
-                }
-                progressed = true;
-                inc.hash.update(&buf[..n]);
-                if let Some(f) = file.as_mut() {
-                    f.write_all(&buf[..n]).map_err(|e| format!("--file: cannot write: {e}"))?;
-                }
-            }
-            if progressed && !inc.done {
-                inc.first_byte.get_or_insert(now);
-                if let Some(p) = inc.last_progress {
-                    inc.max_stall = inc.max_stall.max(now - p);
-                }
-                inc.last_progress = Some(now);
-            }
+            read_arrived(&mut node, h, inc, &mut file, &mut buf, now)?;
         }
         while let Some((h, e)) = node.poll_event() {
             let t = start.elapsed().as_secs_f64();
             match e {
                 NetEvent::Accepted => {
+                    let Some(token) = node.connection(h).map(|c| c.token()) else { continue };
+                    let to_file = file.is_some() && !file_taken;
+                    file_taken |= to_file;
                     let inc = Incoming {
+                        token,
+                        to_file,
                         started: now,
                         hash: Sha256::new(),
                         first_byte: None,
@@ -152,6 +143,9 @@ pub fn run(args: Args) -> Result<(), String> {
                 }
                 NetEvent::Protocol(Event::PeerClosed) => {
                     if let Some(inc) = incoming.get_mut(&h) {
+                        // What arrived since the reads above (a connection
+                        // accepted and closed in one turn was never read).
+                        read_arrived(&mut node, h, inc, &mut file, &mut buf, now)?;
                         inc.done = true;
                         summarise(&mut node, h, inc, &out);
                         if let Some(c) = node.connection(h) {
@@ -206,6 +200,39 @@ fn fmt_secs(d: Duration) -> String {
     format!("{:.1} s", d.as_secs_f64())
 }
 
+/// Reads everything that arrived in order on connection `h`, if it is
+/// still `inc`'s.
+fn read_arrived(
+    node: &mut Node,
+    h: ConnectionHandle,
+    inc: &mut Incoming,
+    file: &mut Option<File>,
+    buf: &mut [u8],
+    now: Instant,
+) -> Result<(), String> {
+    let Some(conn) = node.connection(h).filter(|c| c.token() == inc.token) else { return Ok(()) };
+    let mut progressed = false;
+    loop {
+        let n = conn.read(buf);
+        if n == 0 {
+            break;
+        }
+        progressed = true;
+        inc.hash.update(&buf[..n]);
+        if let Some(f) = file.as_mut().filter(|_| inc.to_file) {
+            f.write_all(&buf[..n]).map_err(|e| format!("--file: cannot write: {e}"))?;
+        }
+    }
+    if progressed && !inc.done {
+        inc.first_byte.get_or_insert(now);
+        if let Some(p) = inc.last_progress {
+            inc.max_stall = inc.max_stall.max(now - p);
+        }
+        inc.last_progress = Some(now);
+    }
+    Ok(())
+}
+
 fn summarise(node: &mut Node, h: ConnectionHandle, inc: &mut Incoming, out: &Out) {
     let Some(conn) = node.connection(h) else { return };
     let st = conn.stats();
@@ -236,4 +263,57 @@ fn summarise(node: &mut Node, h: ConnectionHandle, inc: &mut Incoming, out: &Out
             report::totals_text(&summary.subflows).trim_end()
         )
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn incoming(token: u64) -> Incoming {
+        Incoming {
+            token,
+            to_file: false,
+            started: Instant::now(),
+            hash: Sha256::new(),
+            first_byte: None,
+            last_progress: None,
+            max_stall: std::time::Duration::ZERO,
+            last: Snapshot::default(),
+            next_report: 1.0,
+            done: false,
+        }
+    }
+
+    /// Bytes are read only into the entry of the connection that holds the
+    /// handle now: an entry left by an earlier connection on the same
+    /// handle (its `Removed` not read yet) gets none of them.
+    #[test]
+    fn a_reused_handle_reads_only_into_its_own_entry() {
+        let local = |a: &str| LocalAddr { addr: a.parse().unwrap(), device: None };
+        let mut server = Node::new(braid_net::NetConfig::default());
+        let addr = server.listen(&local("127.0.0.1:0")).unwrap();
+        let mut client = Node::new(braid_net::NetConfig::default());
+        let c = client.connect(addr, &[(local("127.0.0.1:0"), false)], braid_net::PathPolicy::FullMesh).unwrap();
+        client.connection(c).unwrap().write(b"abc");
+        let until = Instant::now() + std::time::Duration::from_secs(10);
+        let h = loop {
+            client.drive(Some(std::time::Duration::from_millis(5))).unwrap();
+            server.drive(Some(std::time::Duration::from_millis(5))).unwrap();
+            let arrived =
+                server.handles().into_iter().find(|&h| server.connection(h).unwrap().stats().bytes_received == 3);
+            if let Some(h) = arrived {
+                break h;
+            }
+            assert!(Instant::now() < until, "the bytes did not arrive");
+        };
+        let token = server.connection(h).unwrap().token();
+        let (mut buf, mut file) = (vec![0u8; 64], None);
+        let mut stale = incoming(token ^ 1);
+        read_arrived(&mut server, h, &mut stale, &mut file, &mut buf, Instant::now()).unwrap();
+        assert!(stale.first_byte.is_none(), "nothing read into another connection's entry");
+        let mut own = incoming(token);
+        read_arrived(&mut server, h, &mut own, &mut file, &mut buf, Instant::now()).unwrap();
+        assert!(own.first_byte.is_some());
+        assert_eq!(super::super::hex(&own.hash.finalize()), super::super::hex(&Sha256::digest(b"abc")));
+    }
 }

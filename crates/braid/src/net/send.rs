@@ -220,7 +220,11 @@ pub fn run(args: Args) -> Result<(), String> {
         let wait = std::time::Duration::from_secs_f64((next_report - t).max(0.0));
         node.drive(Some(wait)).map_err(|e| format!("network: {e}"))?;
         let t = start.elapsed().as_secs_f64();
-        while let Some((_, e)) = node.poll_event() {
+        // Only this connection's events (the node accepts no others).
+        while let Some((c, e)) = node.poll_event() {
+            if c != h {
+                continue;
+            }
             match e {
                 NetEvent::Protocol(Event::Closed) => {
                     all_acked.get_or_insert_with(Instant::now);
