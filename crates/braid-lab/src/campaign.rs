@@ -541,6 +541,8 @@ impl Plan {
         }
         t.insert("name".into(), Value::String(v.name.clone()));
         t.insert("seed".into(), Value::Integer(run.seed as i64));
+        // The run's length decides how long Poisson arrivals last.
+        t.insert("duration".into(), Value::String(format!("{}ns", self.duration.as_nanos())));
         Ok(t)
     }
 
@@ -549,9 +551,7 @@ impl Plan {
         let text = toml::to_string(&self.scenario_table(run)?)
             .map_err(|e| invalid(&self.campaign.file, "base", e.to_string()))?;
         let shown = format!("{} (run {})", self.campaign.file, self.run_id(run));
-        let mut s = scenario::parse_generated(&text, &shown)?;
-        s.duration = self.duration;
-        Ok(s)
+        scenario::parse_generated(&text, &shown)
     }
 
     /// A digest of everything that decides the runs' results, so a results
@@ -685,6 +685,23 @@ mod tests {
             (l[0]["rate"].as_str(), l[1]["rate"].as_str(), l[1]["rtt"].as_str()),
             (Some("10Mbit"), Some("5Mbit"), Some("40ms"))
         );
+    }
+
+    /// Poisson arrivals last to the end of the campaign's runs, whether
+    /// the base sets another `duration` or none (they lasted the base's,
+    /// or the default 30 s, and most flows started after the run).
+    #[test]
+    fn arrivals_last_as_long_as_the_campaign_s_runs() {
+        let arrivals =
+            SMALL.replace("flow = [{ cc = \"lia\" }]", "flow = [{ cc = \"lia\", arrival_rate = 10, size = \"10KB\" }]");
+        let c = parse(&arrivals, "small.toml", None).unwrap();
+        for (over, secs) in [(None, 2), (Some(Duration::from_secs(20)), 20)] {
+            let p = c.plan(Overrides { duration: over, ..Default::default() }).unwrap();
+            let s = p.scenario(&p.runs[0]).unwrap();
+            let last = s.flows.last().unwrap().start.as_nanos() as f64 / 1e9;
+            assert_eq!(s.duration, Duration::from_secs(secs));
+            assert!(last < secs as f64 && last > secs as f64 * 0.7, "last of {} arrivals at {last} s", s.flows.len());
+        }
     }
 
     #[test]

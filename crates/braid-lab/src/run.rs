@@ -165,6 +165,20 @@ pub struct RunOptions {
     pub duration: Option<Duration>,
 }
 
+impl RunOptions {
+    /// The scenario a run with these options simulates: its random traffic
+    /// drawn again for another seed, its Poisson arrivals for a longer run
+    /// ([`Scenario::redrawn`]). A sample sink for [`run_with`] that names
+    /// flows and paths is built from this one, whose flows are the run's.
+    pub fn scenario<'a>(&self, scenario: &'a Scenario) -> Cow<'a, Scenario> {
+        let seed = self.seed.unwrap_or(scenario.seed);
+        match scenario.redrawn(seed, self.duration.unwrap_or(scenario.duration)) {
+            Some(s) => Cow::Owned(s),
+            None => Cow::Borrowed(scenario),
+        }
+    }
+}
+
 /// Runs `scenario`, calling `progress` with the fraction of simulated time
 /// done (about a hundred times). Returns the finished simulator and summary.
 pub fn run(scenario: &Scenario, opts: RunOptions, progress: &mut dyn FnMut(f64)) -> Result<(Sim, Summary), BuildError> {
@@ -172,8 +186,9 @@ pub fn run(scenario: &Scenario, opts: RunOptions, progress: &mut dyn FnMut(f64))
 }
 
 /// [`run`], also handing every sample's rows to `timeseries` (a CSV
-/// writer, a [`Recorder`], ...). The summary's sampled figures are
-/// aggregated while sampling, so no time series is kept for it.
+/// writer, a [`Recorder`], ...; built from [`RunOptions::scenario`]). The
+/// summary's sampled figures are aggregated while sampling, so no time
+/// series is kept for it.
 pub fn run_with(
     scenario: &Scenario,
     opts: RunOptions,
@@ -206,14 +221,10 @@ pub struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
-    /// A run of `scenario`; with a `--seed` of its own, the scenario's
-    /// random traffic is drawn again for that seed.
+    /// A run of `scenario` as `opts` change it ([`RunOptions::scenario`]).
     pub fn new(scenario: &'a Scenario, opts: RunOptions) -> Result<Self, BuildError> {
         let seed = opts.seed.unwrap_or(scenario.seed);
-        let scenario = match scenario.reseeded(seed) {
-            Some(s) => Cow::Owned(s),
-            None => Cow::Borrowed(scenario),
-        };
+        let scenario = opts.scenario(scenario);
         let mut sim = Sim::new(scenario.topology.clone(), scenario.flows.clone(), seed)?;
         for c in &scenario.cross {
             sim.add_cross_traffic(c.clone())?;

@@ -17,8 +17,8 @@
 //! `matrix`, Poisson `arrival_rate`, see [`flows`]); `[[cross]]` tables add
 //! non-responsive on/off traffic. Validation happens once, into a plan;
 //! the random parts (matrices, arrivals, sizes, ECMP hashing) are then
-//! drawn from the seed, and drawn again for another seed
-//! ([`Scenario::reseeded`]).
+//! drawn from the seed, and drawn again for another seed or a longer run
+//! ([`Scenario::redrawn`]).
 //!
 //! The schema is documented with examples in `docs/scenarios.md`.
 
@@ -174,22 +174,31 @@ fn parse_with(text: &str, file: &str, syntax: impl Fn(&toml::de::Error) -> Strin
         return Err(cx.invalid("flow", "a scenario needs at least one [[flow]]"));
     }
     let net = net::build(&cx, &raw)?;
-    let plan = flows::plan(&cx, &raw, net, duration, sample_interval)?;
-    Ok(flows::Plan::expand(&Arc::new(plan), raw.seed.unwrap_or(1)))
+    let plan = flows::plan(&cx, &raw, net, sample_interval)?;
+    Ok(flows::Plan::expand(&Arc::new(plan), raw.seed.unwrap_or(1), duration))
 }
 
 impl Scenario {
-    /// The same scenario with its random traffic (matrices, Poisson
-    /// arrivals, random sizes, ECMP routes) drawn for `seed`, or `None`
-    /// when nothing in it depends on the seed but the links' random streams.
-    pub fn reseeded(&self, seed: u64) -> Option<Scenario> {
-        if !self.plan.depends_on_seed() || seed == self.seed {
+    /// The same scenario for a run with `seed` that lasts `duration`, or
+    /// `None` when it would be the same. Its random traffic (matrices,
+    /// Poisson arrivals, random sizes, ECMP routes) is drawn again for
+    /// another seed; and for a run longer than the scenario's `duration`,
+    /// Poisson arrivals that last to the run's end (no `arrival_until`)
+    /// are drawn again up to the new end. A shorter run keeps the
+    /// scenario's flows: those that start after its end never do.
+    pub fn redrawn(&self, seed: u64, duration: Duration) -> Option<Scenario> {
+        let reseed = seed != self.seed && self.plan.depends_on_seed();
+        let longer = duration > self.duration && self.plan.arrivals_follow_the_end();
+        if !reseed && !longer {
             return None;
         }
-        let mut s = flows::Plan::expand(&self.plan, seed);
+        let mut s = flows::Plan::expand(&self.plan, seed, self.duration.max(duration));
         // Settings a caller may have changed since parsing.
-        (s.name, s.description, s.duration, s.sample_interval) =
-            (self.name.clone(), self.description.clone(), self.duration, self.sample_interval);
+        (s.name, s.description, s.sample_interval) =
+            (self.name.clone(), self.description.clone(), self.sample_interval);
+        if !longer {
+            s.duration = self.duration;
+        }
         Some(s)
     }
 

@@ -6,7 +6,7 @@
 mod common;
 
 use braid_lab::{parse, run, RunOptions, Scenario};
-use braid_proto::Duration;
+use braid_proto::{Duration, Instant};
 use common::simulate;
 
 fn scenario(toml: &str) -> Scenario {
@@ -278,19 +278,43 @@ fn poisson_short_flows_report_completion_times() {
     // 50 KB over a 10 Mbit/s, 20 ms path: a few round trips, tens of ms.
     assert!(mean > 40.0 && mean < 400.0 && sd > 0.0 && p50 <= p99, "{mean} {sd} {p50} {p99}");
     // Another seed draws other arrivals.
-    let other = s.reseeded(2).expect("arrivals depend on the seed");
+    let other = s.redrawn(2, s.duration).expect("arrivals depend on the seed");
     assert_ne!(
         other.flows.iter().map(|f| f.start).collect::<Vec<_>>(),
         s.flows.iter().map(|f| f.start).collect::<Vec<_>>()
     );
 }
 
+/// Poisson arrivals without `arrival_until` last to the run's end: a run
+/// longer than the scenario's `duration` (`--duration`) draws them to its
+/// own end (they stopped at the file's), one with `arrival_until` keeps
+/// it, and a shorter run keeps the scenario's flows.
+#[test]
+fn arrivals_last_to_the_end_of_a_longer_run() {
+    let table = "[[flow]]\nname = \"short\"\npaths = [\"a\"]\narrival_rate = 10\nsize = \"10KB\"\n";
+    let toml = format!("{}{table}", GRAPH.replace("duration = \"10s\"", "duration = \"1s\""));
+    let s = scenario(&toml);
+    assert!(s.flows.len() < 30, "about 10 arrivals in 1 s: {}", s.flows.len());
+    let opts = RunOptions { seed: None, duration: Some(Duration::from_secs(10)) };
+    let (_, sum) = run(&s, opts, &mut |_| {}).unwrap();
+    let n = sum.flows.len();
+    assert!((60..150).contains(&n), "about 100 arrivals in 10 s: {n}");
+    assert!(sum.duration_s > 9.0, "the run lasts its 10 s: {}", sum.duration_s);
+    let longer = s.redrawn(s.seed, Duration::from_secs(10)).unwrap();
+    assert_eq!((longer.duration, longer.flows.len()), (Duration::from_secs(10), n));
+    assert!(longer.flows.last().unwrap().start > Instant::ZERO + Duration::from_secs(8));
+    assert!(s.redrawn(s.seed, Duration::from_millis(500)).is_none(), "a shorter run keeps the flows");
+    let until = scenario(&toml.replace("arrival_rate = 10\n", "arrival_rate = 10\narrival_until = \"1s\"\n"));
+    assert!(until.redrawn(until.seed, Duration::from_secs(10)).is_none(), "arrivals end at `arrival_until`");
+}
+
 #[test]
 fn seed_redraws_the_matrix_but_not_a_fixed_scenario() {
     let s = scenario(&fattree(4, "[[flow]]\nmatrix = \"permutation\"\n"));
-    let other = s.reseeded(9).unwrap();
+    let other = s.redrawn(9, s.duration).unwrap();
     assert_ne!(s.flow_paths, other.flow_paths);
-    assert!(scenario(&format!("{GRAPH}[[flow]]\npaths = [\"a\"]\n")).reseeded(9).is_none());
+    let fixed = scenario(&format!("{GRAPH}[[flow]]\npaths = [\"a\"]\n"));
+    assert!(fixed.redrawn(9, fixed.duration + fixed.duration).is_none());
     // A run with --seed uses the redrawn flows.
     let (_, sum) =
         run(&s, RunOptions { seed: Some(9), duration: Some(Duration::from_millis(50)) }, &mut |_| {}).unwrap();

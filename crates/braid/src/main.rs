@@ -194,8 +194,11 @@ fn cmd_run(
     check: bool,
     quiet: bool,
 ) -> Result<(), String> {
-    let scenario = load(file)?;
-    let duration = opts.duration.unwrap_or(scenario.duration);
+    let loaded = load(file)?;
+    let duration = opts.duration.unwrap_or(loaded.duration);
+    // The flows the run has (another seed's, or arrivals to a longer end):
+    // the warnings and the time series name them.
+    let scenario = opts.scenario(&loaded);
     let cost = estimate::estimate(&scenario, duration, out.is_some());
     warn_about(&scenario, duration);
     for w in cost.warnings() {

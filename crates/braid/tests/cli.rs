@@ -192,6 +192,34 @@ fn default_run_prints_json_and_writes_results() {
     );
 }
 
+/// The time series name the flows the run has: with `--seed` (another draw
+/// of Poisson arrivals) and a `--duration` longer than the file's (more
+/// arrivals, to the new end). The series was built from the file's flows,
+/// and the run panicked when another seed drew fewer.
+#[test]
+fn time_series_follow_the_flows_a_seed_or_a_longer_run_draws() {
+    let tmp = temp_dir();
+    let body = "name = \"arrivals\"\nduration = \"3s\"\n[topology]\nkind = \"hybrid-access\"\n\
+        [[topology.link]]\nname = \"L1\"\nrate = \"10Mbit\"\nrtt = \"10ms\"\n\
+        [[flow]]\nname = \"f\"\nsize = \"10KB\"\narrival_rate = 10\n";
+    let file = write_scenario(&tmp, "arrivals.toml", body);
+    for (seed, duration) in [("1", "3s"), ("2", "3s"), ("3", "3s"), ("2", "6s")] {
+        let dir = tmp.path().join(format!("out-{seed}-{duration}"));
+        let args = [file.to_str().unwrap(), "--seed", seed, "--duration", duration, "--json", "--quiet"];
+        let out = braid(&[&["run"][..], &args, &["--out", dir.to_str().unwrap()]].concat());
+        assert!(out.status.success(), "seed {seed}, {duration}: {}", text(&out).1);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let names: std::collections::BTreeSet<&str> =
+            v["flows"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+        let csv = std::fs::read_to_string(dir.join("subflows.csv")).unwrap();
+        let in_csv: std::collections::BTreeSet<&str> =
+            csv.lines().skip(1).map(|l| l.split(',').nth(1).unwrap()).collect();
+        assert_eq!(in_csv, names, "seed {seed}, {duration}");
+        let last = names.iter().map(|n| n.trim_start_matches("f-").parse::<usize>().unwrap()).max().unwrap();
+        assert!(duration == "3s" || last > 40, "arrivals to the end of 6 s: {} flows", last + 1);
+    }
+}
+
 #[test]
 fn table_shows_reordering_and_delay_per_flow() {
     let (out, err) = text(&braid(&["run", "--duration", "2s", "--quiet"]));

@@ -123,7 +123,6 @@ pub(super) struct Plan {
     name: String,
     description: String,
     file: String,
-    duration: Duration,
     sample_interval: Duration,
     net: Net,
     tables: Vec<Table>,
@@ -139,7 +138,9 @@ struct Table {
     /// Its flows' names before a matrix or arrivals (`count` replicas).
     names: Vec<String>,
     spread: Duration,
-    arrivals: Option<(f64, Instant)>,
+    /// Poisson arrivals: flows a second, and until when (`None`: the end
+    /// of the run, whatever it is).
+    arrivals: Option<(f64, Option<Instant>)>,
     size: Option<SizeDist>,
     /// The table named hosts or a matrix rather than paths.
     matrix: bool,
@@ -148,16 +149,10 @@ struct Table {
 /// Random streams for traffic, apart from the links' (numbered from 0).
 const TRAFFIC_STREAM: u64 = 1 << 40;
 
-pub(super) fn plan(
-    cx: &Ctx,
-    raw: &RawScenario,
-    net: Net,
-    duration: Duration,
-    sample_interval: Duration,
-) -> Result<Plan, ScenarioError> {
+pub(super) fn plan(cx: &Ctx, raw: &RawScenario, net: Net, sample_interval: Duration) -> Result<Plan, ScenarioError> {
     let mut tables = Vec::new();
     for (i, f) in raw.flow.iter().enumerate() {
-        tables.push(table(cx, i, f, duration)?);
+        tables.push(table(cx, i, f)?);
     }
     let mut names: Vec<&str> = tables.iter().flat_map(|t| t.names.iter().map(String::as_str)).collect();
     names.sort_unstable();
@@ -179,7 +174,6 @@ pub(super) fn plan(
         name: raw.name.clone().unwrap_or_else(|| "unnamed".into()),
         description: raw.description.clone().unwrap_or_default(),
         file: cx.file.to_string(),
-        duration,
         sample_interval,
         net,
         tables,
@@ -268,7 +262,7 @@ fn size_dist(cx: &Ctx, key: &str, v: &toml::Value) -> Result<SizeDist, ScenarioE
     }
 }
 
-fn table(cx: &Ctx, i: usize, f: &RawFlow, duration: Duration) -> Result<Table, ScenarioError> {
+fn table(cx: &Ctx, i: usize, f: &RawFlow) -> Result<Table, ScenarioError> {
     let key = |k: &str| format!("flow[{i}].{k}");
     let cc_name = f.cc.clone().unwrap_or_else(|| "lia".into());
     if cc::by_name(&cc_name).is_none() {
@@ -409,8 +403,8 @@ fn table(cx: &Ctx, i: usize, f: &RawFlow, duration: Duration) -> Result<Table, S
                 return Err(cx.invalid(key("size"), "flows that arrive at random need a `size` (they end)"));
             }
             let until = match &f.arrival_until {
-                Some(u) => Instant::ZERO + cx.field(&key("arrival_until"), parse_duration(u))?,
-                None => Instant::ZERO + duration,
+                Some(u) => Some(Instant::ZERO + cx.field(&key("arrival_until"), parse_duration(u))?),
+                None => None,
             };
             Some((r, until))
         }
@@ -552,14 +546,20 @@ impl Plan {
         &self.net.warnings
     }
 
-    /// The scenario with its random parts drawn from `seed`.
-    pub(super) fn expand(plan: &Arc<Plan>, seed: u64) -> Scenario {
-        let Expanded { topology, flows, flow_paths, groups, cross } = plan.draw_all(seed);
+    /// Whether a table's arrivals run to the end of the run, whatever it is.
+    pub(super) fn arrivals_follow_the_end(&self) -> bool {
+        self.tables.iter().any(|t| t.arrivals.is_some_and(|(_, until)| until.is_none()))
+    }
+
+    /// The scenario with its random parts drawn from `seed`, for a run of
+    /// `duration`.
+    pub(super) fn expand(plan: &Arc<Plan>, seed: u64, duration: Duration) -> Scenario {
+        let Expanded { topology, flows, flow_paths, groups, cross } = plan.draw_all(seed, Instant::ZERO + duration);
         Scenario {
             name: plan.name.clone(),
             description: plan.description.clone(),
             seed,
-            duration: plan.duration,
+            duration,
             sample_interval: plan.sample_interval,
             topology,
             flows,
@@ -571,7 +571,7 @@ impl Plan {
         }
     }
 
-    fn draw_all(&self, seed: u64) -> Expanded {
+    fn draw_all(&self, seed: u64, end: Instant) -> Expanded {
         let mut topology = self.net.topology.clone();
         let mut fabric_paths: BTreeMap<(usize, usize, usize), usize> = BTreeMap::new();
         let (mut flows, mut flow_paths, mut groups) = (Vec::new(), Vec::new(), Vec::new());
@@ -583,7 +583,7 @@ impl Plan {
                 Routes::Hosts { subflows, .. } => *subflows,
                 _ => 0,
             };
-            for d in self.draw(t, routes, &mut rng) {
+            for d in self.draw(t, routes, end, &mut rng) {
                 let mut spec = t.template.clone();
                 spec.name = d.name;
                 spec.start = d.start;
@@ -637,7 +637,7 @@ impl Plan {
     }
 
     /// The flows one table stands for, in order, before path resolution.
-    fn draw(&self, t: &Table, routes: &Routes, rng: &mut ChaCha8Rng) -> Vec<Drawn> {
+    fn draw(&self, t: &Table, routes: &Routes, end: Instant, rng: &mut ChaCha8Rng) -> Vec<Drawn> {
         let start = t.template.start;
         // The table's flows without arrivals: (name, target).
         let base: Vec<(String, Target)> = match routes {
@@ -680,7 +680,7 @@ impl Plan {
         };
         let mut arrivals = Vec::new();
         for (_, to) in base {
-            for at in poisson_arrivals(rate, start, until, rng) {
+            for at in poisson_arrivals(rate, start, until.unwrap_or(end), rng) {
                 let to = match &to {
                     Target::AnyFrom(s) => {
                         let others: Vec<usize> = members.iter().copied().filter(|d| d != s).collect();

@@ -171,7 +171,7 @@ fn check_scenario(sc: &Scenario) -> Result<Vec<String>, String> {
 }
 
 fn sim_side(sc: &Scenario, cc: &str, opts: RunOptions) -> Result<(Side, Vec<Vec<Series>>), String> {
-    let mut sc = sc.clone();
+    let mut sc = opts.scenario(sc).into_owned();
     sc.flows[0].cc = cc.to_string();
     let mut plot = PlotData::new(&sc, opts.duration.unwrap_or(sc.duration));
     let (_, summary) = braid_lab::run_with(&sc, opts, &mut plot, &mut |_| {}).map_err(|e| e.to_string())?;
