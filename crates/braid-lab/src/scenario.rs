@@ -174,7 +174,7 @@ fn parse_with(text: &str, file: &str, syntax: impl Fn(&toml::de::Error) -> Strin
         return Err(cx.invalid("flow", "a scenario needs at least one [[flow]]"));
     }
     let net = net::build(&cx, &raw)?;
-    let plan = flows::plan(&cx, &raw, net, sample_interval)?;
+    let plan = flows::plan(&cx, &raw, net, duration, sample_interval)?;
     Ok(flows::Plan::expand(&Arc::new(plan), raw.seed.unwrap_or(1), duration))
 }
 

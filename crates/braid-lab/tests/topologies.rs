@@ -435,3 +435,35 @@ fn trace_driven_link() {
     let e = braid_lab::load(&file).unwrap_err().to_string();
     assert!(e.contains("topology.link[3].trace") && e.contains("line 2"), "{e}");
 }
+
+/// Scenarios too large to build are refused before anything is built,
+/// naming the key: a million two-subflow dumbbell flows, Poisson arrivals
+/// of hundreds of millions of flows, a FatTree of four million hosts. Each
+/// was accepted and ran out of memory while the scenario was expanded.
+#[test]
+fn scenarios_too_large_to_build_are_refused_by_key() {
+    let dumbbell = "[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\nrate = \"10Mbit\"\n";
+    let arrivals = "[[flow]]\npaths = [\"a\"]\nsize = \"1KB\"\ncount = 1000\narrival_rate = 10000\n";
+    let cases = [
+        (format!("{dumbbell}[[flow]]\ncount = 1000000\nsubflows = 2\n"), "flow[0].count", "2000000 subflows"),
+        (format!("{dumbbell}[[flow]]\ncount = 100000\nsubflows = 2\n"), "", ""),
+        (format!("{GRAPH}{arrivals}"), "flow[0].arrival_rate", "about 100000000 flows"),
+        (
+            fattree(64, "oversubscription = 64\n[[flow]]\nmatrix = \"permutation\"\n"),
+            "topology.oversubscription",
+            "4194304 hosts",
+        ),
+        (fattree(16, "[[flow]]\nmatrix = \"random\"\ndestinations = 1000\n"), "flow[0].count", "about 1024000 flows"),
+    ];
+    for (toml, key, what) in cases {
+        let t0 = std::time::Instant::now();
+        match parse(&toml, "big.toml") {
+            Ok(s) => assert!(key.is_empty(), "accepted {} flows", s.flows.len()),
+            Err(e) => {
+                let e = e.to_string();
+                assert!(!key.is_empty() && e.contains(key) && e.contains(what), "{e}");
+            }
+        }
+        assert!(t0.elapsed() < std::time::Duration::from_secs(30), "{key}: {:?}", t0.elapsed());
+    }
+}

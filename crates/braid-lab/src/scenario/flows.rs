@@ -117,6 +117,27 @@ pub(super) struct RawCross {
     off: Option<String>,
 }
 
+/// About how many flows table `t` makes in a run ending at `end` (at most
+/// as many, but for the random number of Poisson arrivals).
+fn flows_made(t: &Table, routes: &Routes, end: Instant) -> f64 {
+    let copies = t.names.len() as f64;
+    let bases = match routes {
+        Routes::Paths(_) | Routes::PerFlow(_) | Routes::Hosts { pairs: Pairs::One(..), .. } => copies,
+        Routes::Hosts { pairs: Pairs::Matrix(Matrix::Random { .. }, members), .. } if t.arrivals.is_some() => {
+            members.len() as f64
+        }
+        Routes::Hosts { pairs: Pairs::Matrix(Matrix::Random { destinations }, members), .. } => {
+            copies * members.len() as f64 * (*destinations).min(members.len().saturating_sub(1)) as f64
+        }
+        Routes::Hosts { pairs: Pairs::Matrix(_, members), .. } => copies * members.len() as f64,
+        Routes::Hosts { pairs: Pairs::List(l), .. } => copies * l.len() as f64,
+    };
+    match t.arrivals {
+        Some((rate, until)) => bases * rate * until.unwrap_or(end).saturating_since(t.template.start).as_secs_f64(),
+        None => bases,
+    }
+}
+
 /// A validated scenario before its random draws.
 #[derive(Clone, Debug)]
 pub(super) struct Plan {
@@ -149,10 +170,31 @@ struct Table {
 /// Random streams for traffic, apart from the links' (numbered from 0).
 const TRAFFIC_STREAM: u64 = 1 << 40;
 
-pub(super) fn plan(cx: &Ctx, raw: &RawScenario, net: Net, sample_interval: Duration) -> Result<Plan, ScenarioError> {
+/// Flows a scenario may make in all (each takes a flow's state in a run:
+/// a million is tens of gigabytes).
+const MAX_FLOWS: f64 = 1e6;
+
+pub(super) fn plan(
+    cx: &Ctx,
+    raw: &RawScenario,
+    net: Net,
+    duration: Duration,
+    sample_interval: Duration,
+) -> Result<Plan, ScenarioError> {
     let mut tables = Vec::new();
-    for (i, f) in raw.flow.iter().enumerate() {
-        tables.push(table(cx, i, f)?);
+    let mut flows = 0.0;
+    for (i, (f, routes)) in raw.flow.iter().zip(&net.routes).enumerate() {
+        let t = table(cx, i, f)?;
+        let here = flows_made(&t, routes, Instant::ZERO + duration);
+        flows += here;
+        if flows > MAX_FLOWS {
+            let key = if t.arrivals.is_some() { "arrival_rate" } else { "count" };
+            return Err(cx.invalid(
+                format!("flow[{i}].{key}"),
+                format!("the scenario makes about {flows:.0} flows (this table {here:.0}): at most {MAX_FLOWS}"),
+            ));
+        }
+        tables.push(t);
     }
     let mut names: Vec<&str> = tables.iter().flat_map(|t| t.names.iter().map(String::as_str)).collect();
     names.sort_unstable();

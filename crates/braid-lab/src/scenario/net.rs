@@ -638,6 +638,11 @@ pub(super) fn instance_names(i: usize, f: &RawFlow) -> Vec<String> {
     }
 }
 
+/// A dumbbell's subflows in all: each has its access links and a flow's
+/// state in a run, so a `count` of a million would take tens of gigabytes
+/// before the run could refuse it.
+const MAX_DUMBBELL_SUBFLOWS: usize = 200_000;
+
 fn dumbbell(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
     let t = &raw.topology;
     let b = t.bottleneck.as_ref().ok_or_else(|| {
@@ -647,15 +652,26 @@ fn dumbbell(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
     let mut paths = Vec::new();
     let mut per_table = Vec::new();
     for (i, f) in raw.flow.iter().enumerate() {
+        let key = |k: &str| format!("flow[{i}].{k}");
         if f.arrival_rate.is_some() {
             return Err(cx.invalid(
-                format!("flow[{i}].arrival_rate"),
+                key("arrival_rate"),
                 "dumbbell flows cannot arrive at random (each has its own access link); use kind = \"graph\"",
             ));
         }
-        let n = cx.within(&format!("flow[{i}].subflows"), f.subflows.unwrap_or(1), 1..=8, "1 to 8")? as usize;
+        let n = cx.within(&key("subflows"), f.subflows.unwrap_or(1), 1..=8, "1 to 8")? as usize;
+        let total = paths.len() + f.count.unwrap_or(1) * n;
+        if total > MAX_DUMBBELL_SUBFLOWS {
+            return Err(cx.invalid(
+                key("count"),
+                format!(
+                    "the flows make {total} subflows in all, each with its own access links: at most \
+                     {MAX_DUMBBELL_SUBFLOWS} (10,000 two-subflow flows take about 0.7 GB)"
+                ),
+            ));
+        }
         let extra = match &f.extra_rtt {
-            Some(r) => cx.field(&format!("flow[{i}].extra_rtt"), parse_duration(r))?,
+            Some(r) => cx.field(&key("extra_rtt"), parse_duration(r))?,
             None => Duration::ZERO,
         };
         let mut table = Vec::new();

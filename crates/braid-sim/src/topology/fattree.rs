@@ -102,6 +102,14 @@ impl FatTree {
         let (k, half) = (p.k, p.k / 2);
         let tors = k * half;
         let hosts_per_tor = half * p.oversubscription;
+        // As BCube's: beyond this, building the fabric alone takes gigabytes.
+        if tors * hosts_per_tor > 100_000 {
+            return Err(format!(
+                "oversubscription = {} with k = {k} makes {} hosts: at most 100000",
+                p.oversubscription,
+                tors * hosts_per_tor
+            ));
+        }
         let mut t = Topology::default();
         let host_nodes: Vec<usize> = (0..tors * hosts_per_tor).map(|h| t.add_node(format!("h{h}"))).collect();
         let tor_nodes: Vec<usize> = (0..tors).map(|i| t.add_node(format!("t{i}"))).collect();
@@ -229,5 +237,9 @@ mod tests {
         let over = FatTree::new(&FatTreeParams { oversubscription: 4, ..FatTreeParams::new(8, 1) }).unwrap();
         assert_eq!((over.hosts(), over.switches()), (512, 80));
         assert!(FatTree::new(&FatTreeParams::new(7, 1)).is_err());
+        // At most 100,000 hosts, as BCube: k = 64 has 65,536, twice that not.
+        assert_eq!(FatTree::new(&FatTreeParams::new(64, 1)).unwrap().hosts(), 65_536);
+        let e = FatTree::new(&FatTreeParams { oversubscription: 2, ..FatTreeParams::new(64, 1) }).unwrap_err();
+        assert_eq!(e, "oversubscription = 2 with k = 64 makes 131072 hosts: at most 100000");
     }
 }
