@@ -173,7 +173,8 @@ fn invalid(file: &str, key: impl Into<String>, message: impl Into<String>) -> Ca
 /// Reads a campaign file.
 pub fn load(path: &Path) -> Result<Campaign, CampaignError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io { file: file.clone(), source })?;
+    let text = scenario::read_text(path, scenario::MAX_FILE_BYTES)
+        .map_err(|source| ScenarioError::Io { file: file.clone(), source })?;
     parse(&text, &file, path.parent())
 }
 
@@ -195,8 +196,8 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
         Value::String(p) => {
             let path = here.join(&p);
             let shown = path.display().to_string();
-            let t =
-                std::fs::read_to_string(&path).map_err(|source| ScenarioError::Io { file: shown.clone(), source })?;
+            let t = scenario::read_text(&path, scenario::MAX_FILE_BYTES)
+                .map_err(|source| ScenarioError::Io { file: shown.clone(), source })?;
             let mut t: Table =
                 toml::from_str(&t).map_err(|e| ScenarioError::Syntax { file: shown, message: e.to_string() })?;
             // Its traces sit next to it, as for `braid run`.

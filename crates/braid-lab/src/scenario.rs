@@ -125,10 +125,27 @@ impl Ctx<'_> {
     }
 }
 
+/// The largest scenario or campaign file read: far more than any needs
+/// (tables stand for many flows), so that a path such as /dev/zero fails
+/// at once rather than fills memory.
+pub(crate) const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Reads a text file of at most `limit` bytes; a larger one is an error.
+pub(crate) fn read_text(path: &std::path::Path, limit: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?.take(limit + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > limit {
+        let shown = if limit >= 1 << 30 { format!("{} GiB", limit >> 30) } else { format!("{} MiB", limit >> 20) };
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("larger than {shown}")));
+    }
+    Ok(text)
+}
+
 /// Reads and validates a scenario file.
 pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io { file: file.clone(), source })?;
+    let text = read_text(path, MAX_FILE_BYTES).map_err(|source| ScenarioError::Io { file: file.clone(), source })?;
     parse(&text, &file)
 }
 

@@ -220,6 +220,28 @@ fn time_series_follow_the_flows_a_seed_or_a_longer_run_draws() {
     }
 }
 
+/// A scenario or campaign path that never ends (/dev/zero), or a file far
+/// larger than any scenario, is refused at once: it was read until memory
+/// ran out.
+#[test]
+fn endless_input_files_are_refused() {
+    let tmp = temp_dir();
+    let campaign = write_scenario(
+        &tmp,
+        "c.toml",
+        "base = \"/dev/zero\"\n[[axis]]\nname = \"cc\"\nkey = \"flow.0.cc\"\nvalues = [\"lia\"]\n",
+    );
+    let out = tmp.path().join("out");
+    for args in
+        [vec!["run", "/dev/zero", "--check"], vec!["sweep", campaign.to_str().unwrap(), "--out", out.to_str().unwrap()]]
+    {
+        let o = braid(&args);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("/dev/zero") && err.contains("larger than 16 MiB"), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn table_shows_reordering_and_delay_per_flow() {
     let (out, err) = text(&braid(&["run", "--duration", "2s", "--quiet"]));

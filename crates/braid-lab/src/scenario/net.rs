@@ -10,7 +10,6 @@
 //! starts where the one before it ends) and its reverse must walk back.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::sync::Arc;
 
 use braid_proto::{Duration, Instant};
@@ -462,12 +461,7 @@ fn load_trace(cx: &Ctx, key: &str, file: &str) -> Result<DeliveryTrace, Scenario
     let path = base.join(file);
     let unreadable = |e: std::io::Error| cx.invalid(key, format!("cannot read the trace {}: {e}", path.display()));
     // A bound, so a path such as /dev/zero fails rather than fills memory.
-    let mut text = String::new();
-    let file = std::fs::File::open(&path).map_err(unreadable)?;
-    file.take(MAX_TRACE_BYTES + 1).read_to_string(&mut text).map_err(unreadable)?;
-    if text.len() as u64 > MAX_TRACE_BYTES {
-        return Err(cx.invalid(key, format!("the trace {} is larger than 1 GiB", path.display())));
-    }
+    let text = super::read_text(&path, MAX_TRACE_BYTES).map_err(unreadable)?;
     DeliveryTrace::parse(&text).map_err(|e| cx.invalid(key, format!("{}: {e}", path.display())))
 }
 
