@@ -5,7 +5,8 @@
 //! family, scenario, every axis, the seed (and `extra` when extras were
 //! asked for), then every figure of its `summary.json` flattened:
 //! top-level numbers by name, flow figures as `FLOW.FIELD`, subflow
-//! figures as `FLOW.PATH.FIELD`, link figures as `link.LINK.FIELD`. The
+//! figures as `FLOW.PATH.FIELD`, link figures as `link.LINK.FIELD` (a
+//! column made twice gets `~2`, `~3`, ... on the later ones). The
 //! header is the union over all runs in order of first appearance; a run
 //! without a column leaves it empty. The summaries are read twice (header,
 //! then rows) so memory does not grow with the number of runs.
@@ -79,6 +80,17 @@ fn flatten(summary: &Value) -> Vec<(String, String)> {
     for l in summary.get("links").and_then(Value::as_array).into_iter().flatten() {
         let name = l.get("name").and_then(Value::as_str).unwrap_or("link");
         scalars(&format!("link.{name}."), l, &mut out, &["name"]);
+    }
+    // Names may make one column twice (flow "a.b" on path "c" and flow
+    // "a" on path "b.c"; two subflows hashed onto one fabric route): the
+    // later ones get "~2", "~3", ... so no figure overwrites another.
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for (k, _) in out.iter_mut() {
+        let n = seen.entry(k.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            *k = format!("{k}~{n}");
+        }
     }
     out
 }
@@ -262,5 +274,23 @@ mod tests {
         assert_eq!(get("mp.L1.retransmissions"), Some("3"));
         assert_eq!(get("link.L3.utilization"), Some("0.5"));
         assert_eq!(get("schema"), None, "constant, and the axes already name scenario and seed");
+    }
+
+    /// Names that make one column twice keep both figures.
+    #[test]
+    fn colliding_names_keep_every_figure() {
+        let s: Value = serde_json::json!({
+            "flows": [
+                { "name": "a.b", "subflows": [{ "path": "c", "packets_sent": 108 }] },
+                { "name": "a", "subflows": [{ "path": "b.c", "packets_sent": 111 }, { "path": "b.c", "packets_sent": 7 }] }
+            ]
+        });
+        let cols = flatten(&s);
+        let sent: Vec<(&str, &str)> =
+            cols.iter().filter(|(c, _)| c.contains("packets_sent")).map(|(c, v)| (c.as_str(), v.as_str())).collect();
+        assert_eq!(
+            sent,
+            [("a.b.c.packets_sent", "108"), ("a.b.c.packets_sent~2", "111"), ("a.b.c.packets_sent~3", "7")]
+        );
     }
 }
