@@ -78,6 +78,10 @@ struct RawReport {
     conclusions: Vec<Conclusion>,
 }
 
+/// The checks a conclusion may name (`sweep_report::check_conclusion`).
+pub const CHECKS: [&str; 5] =
+    ["top_controllers", "best_schedulers", "worst_scheduler", "lowest_controller", "blest_avoids_slow_path"];
+
 /// A claim the report checks against the results (seed 004 §5).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -315,6 +319,13 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
     if theoretical_max_mbps <= 0.0 {
         return Err(invalid(file, "scores.theoretical_max", "must be above zero"));
     }
+    // Named axes must exist; the defaults may be absent (no scores then).
+    for (key, name) in [("scores.scheduler_axis", &s.scheduler_axis), ("scores.controller_axis", &s.controller_axis)] {
+        if let Some(n) = name.as_ref().filter(|n| !axes.iter().any(|a| &a.name == *n)) {
+            let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
+            return Err(invalid(file, key, format!("no [[axis]] is named {n:?}: axes are {names:?}")));
+        }
+    }
     let scores = ScoreSettings {
         scheduler_axis: s.scheduler_axis.unwrap_or_else(|| "scheduler".into()),
         controller_axis: s.controller_axis.unwrap_or_else(|| "cc".into()),
@@ -322,9 +333,28 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
         theoretical_max_mbps,
         flow: s.flow.unwrap_or(0),
     };
+    if scores.scheduler_axis == scores.controller_axis {
+        return Err(invalid(file, "scores.controller_axis", "must differ from `scheduler_axis`"));
+    }
     let r = raw.report.unwrap_or(RawReport { panels: Vec::new(), top_controllers: None, conclusions: Vec::new() });
     if let Some(p) = r.panels.iter().find(|p| !variants.iter().any(|v| &v.name == *p)) {
         return Err(invalid(file, "report.panels", format!("no [[scenario]] is named {p:?}")));
+    }
+    if r.top_controllers == Some(0) {
+        return Err(invalid(file, "report.top_controllers", "must be at least 1"));
+    }
+    for (i, c) in r.conclusions.iter().enumerate() {
+        let key = |k: &str| format!("report.conclusions[{i}].{k}");
+        if !CHECKS.contains(&c.check.as_str()) {
+            return Err(invalid(file, key("check"), format!("{:?}: allowed {CHECKS:?}", c.check)));
+        }
+        if c.subjects.is_empty() {
+            return Err(invalid(
+                file,
+                key("subjects"),
+                "the check needs the controllers, schedulers or families it is about",
+            ));
+        }
     }
     let report = ReportSettings {
         panels: r.panels,
@@ -360,7 +390,16 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
         })
     });
     for (variant, values) in variants.chain(values) {
-        plan.scenario(&RunSpec { index: 0, variant, values, seed: 1 })?;
+        let s = plan.scenario(&RunSpec { index: 0, variant, values, seed: 1 })?;
+        if campaign.scores.flow >= s.flows.len() {
+            let what = format!(
+                "{}, but scenario {:?} has {} flows (counted from 0)",
+                campaign.scores.flow,
+                s.name,
+                s.flows.len()
+            );
+            return Err(invalid(file, "scores.flow", what));
+        }
     }
     Ok(campaign)
 }
@@ -755,6 +794,29 @@ mod tests {
         refused(&SMALL.replace("key = \"flow.0.cc\"", "key = \"flow.0.scheduler\""), "axis[1].key", "\"scheduler\"");
         refused(&SMALL.replace("name = \"same\"", "name = \"same\"\nseed = 7"), "scenario[0].seed", "--seeds");
         assert!(parse(SMALL, "small.toml", None).is_ok());
+    }
+
+    /// Score and report settings that would give empty or nonsense results
+    /// are refused by key (each ran the whole campaign and then reported
+    /// null scores, zeros or "undecided").
+    #[test]
+    fn score_and_report_settings_are_checked() {
+        let refused = |extra: &str, key: &str, phrase: &str| {
+            let e = parse(&format!("{SMALL}\n{extra}"), "small.toml", None).unwrap_err().to_string();
+            assert!(e.contains(&format!("`{key}`")) && e.contains(phrase), "{extra}: {e}");
+        };
+        refused("[scores]\nscheduler_axis = \"nope\"", "scores.scheduler_axis", "axes are [\"scheduler\", \"cc\"]");
+        refused("[scores]\ncontroller_axis = \"scheduler\"", "scores.controller_axis", "must differ");
+        refused("[scores]\nflow = 1", "scores.flow", "has 1 flows");
+        refused("[report]\ntop_controllers = 0", "report.top_controllers", "at least 1");
+        let conclusion = |check: &str, subjects: &str| {
+            format!("[report]\nconclusions = [{{ claim = \"x\", check = \"{check}\", subjects = {subjects} }}]")
+        };
+        refused(&conclusion("nope", "[\"lia\"]"), "report.conclusions[0].check", "allowed [\"top_controllers\"");
+        refused(&conclusion("top_controllers", "[]"), "report.conclusions[0].subjects", "needs");
+        for ok in [conclusion("top_controllers", "[\"lia\"]"), "[scores]\nflow = 0\ncontroller_axis = \"cc\"".into()] {
+            assert!(parse(&format!("{SMALL}\n{ok}"), "small.toml", None).is_ok(), "{ok}");
+        }
     }
 
     /// Trace files sit next to the scenario that names them: the base file,
