@@ -315,6 +315,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome, SweepError> {
         for d in dirs {
             let source = summary_path(d, &plan, r);
             let Ok(bytes) = std::fs::read(&source) else { continue };
+            // A broken one is named where it is, not after it was copied.
+            crate::sweep_results::parse_summary(&source, &bytes)?;
             match std::fs::read(&target) {
                 Ok(have) if have == bytes => {}
                 Ok(_) => {

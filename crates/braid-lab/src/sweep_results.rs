@@ -95,13 +95,25 @@ fn flatten(summary: &Value) -> Vec<(String, String)> {
     out
 }
 
+/// A run's `summary.json` (`bytes`, read from `path`), or why it is none:
+/// not JSON, or JSON without the run summary's schema (a `{}` counted as a
+/// finished run with no figures).
+pub(crate) fn parse_summary(path: &Path, bytes: &[u8]) -> Result<Value, SweepError> {
+    let not_one = |why: String| SweepError::Io {
+        path: path.display().to_string(),
+        message: format!("not a run summary ({why}); delete it and run the sweep again to redo that run"),
+    };
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| not_one(e.to_string()))?;
+    match v.get("schema").and_then(Value::as_str) {
+        Some(crate::run::SUMMARY_SCHEMA) => Ok(v),
+        other => Err(not_one(format!("schema {other:?}, not {:?}", crate::run::SUMMARY_SCHEMA))),
+    }
+}
+
 fn read_summary(dir: &Path, plan: &Plan, run: &RunSpec) -> Result<Option<Value>, SweepError> {
     let path = summary_path(dir, plan, run);
     match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| SweepError::Io {
-            path: path.display().to_string(),
-            message: format!("not a run summary ({e}); delete it and run the sweep again to redo that run"),
-        }),
+        Ok(bytes) => parse_summary(&path, &bytes).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(SweepError::Io { path: path.display().to_string(), message: e.to_string() }),
     }

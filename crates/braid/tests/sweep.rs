@@ -277,10 +277,23 @@ fn a_broken_summary_says_how_to_redo_its_run() {
     let out = tmp.path().join("out");
     sweep(&campaign, &out, &[]);
     let summary = out.join("runs/base/seed1/summary.json");
-    std::fs::write(&summary, "{\"x\":").unwrap();
-    let o = braid().arg("sweep").arg(&campaign).arg("--out").arg(&out).output().unwrap();
+    let good = std::fs::read(&summary).unwrap();
+    // Cut short, or JSON that is no run's summary (it counted as a finished
+    // run with no figures).
+    for broken in ["{\"x\":", "{}"] {
+        std::fs::write(&summary, broken).unwrap();
+        let o = braid().arg("sweep").arg(&campaign).arg("--out").arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains("not a run summary") && err.contains("delete it"),
+            "{broken}: {err}"
+        );
+    }
+    // Merged, the broken summary is named in the folder that holds it.
+    let merged = tmp.path().join("merged");
+    let o = braid().args(["sweep", "merge"]).arg(&out).arg("--out").arg(&merged).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && err.contains("not a run summary") && err.contains("delete it"), "{err}");
-    std::fs::remove_file(&summary).unwrap();
+    assert!(!o.status.success() && err.contains(&summary.display().to_string()), "{err}");
+    std::fs::write(&summary, good).unwrap();
     sweep(&campaign, &out, &[]);
 }
