@@ -190,6 +190,18 @@ fn parse_with(text: &str, file: &str, syntax: impl Fn(&toml::de::Error) -> Strin
     if raw.flow.is_empty() {
         return Err(cx.invalid("flow", "a scenario needs at least one [[flow]]"));
     }
+    // Names label plots and CSV columns (which quote any character); the
+    // emulator's description (`emulate --describe`, read by
+    // scripts/testbed.sh) takes link and path names as words.
+    for (key, name) in net::names_given(&raw.topology) {
+        if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            let what = "a link's or path's name is one word, without spaces or control characters";
+            return Err(cx.invalid(key, format!("{name:?}: {what}")));
+        }
+    }
+    if let Some((key, _)) = flows::names_given(&raw.flow, &raw.cross).into_iter().find(|(_, n)| n.is_empty()) {
+        return Err(cx.invalid(key, "a name cannot be empty"));
+    }
     let net = net::build(&cx, &raw)?;
     let plan = flows::plan(&cx, &raw, net, duration, sample_interval)?;
     Ok(flows::Plan::expand(&Arc::new(plan), raw.seed.unwrap_or(1), duration))

@@ -370,3 +370,28 @@ fn delay_percentiles_are_precise() {
     println!("write-to-read delay mean {:.2} ms, p50 {p50} ms, p95 {p95} ms, p99 {p99} ms", f.delay_mean_ms.unwrap());
     assert!(p50 < p95 && p95 < p99, "{p50} {p95} {p99}");
 }
+
+/// Link and path names are words (the emulator's description, read by
+/// `scripts/testbed.sh`, splits on spaces); no name is empty. A name with
+/// a space, a newline or nothing at all was accepted.
+#[test]
+fn names_that_would_break_the_emulator_s_description_are_refused() {
+    let hybrid = |link: &str, flow: &str| {
+        format!("[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nname = {link:?}\nrate = \"10Mbit\"\n[[flow]]\nname = {flow:?}\n")
+    };
+    let graph = |path: &str| {
+        format!(
+            "[topology]\nkind = \"graph\"\n[[topology.link]]\nname = \"l\"\nfrom = \"a\"\nto = \"b\"\nrate = \"10Mbit\"\n\
+             [[topology.path]]\nname = {path:?}\nlinks = [\"l\"]\n[[flow]]\npaths = [{path:?}]\n"
+        )
+    };
+    assert_refused([
+        (hybrid("my link", "f"), "topology.link[0].name", "one word"),
+        (hybrid("a\nb", "f"), "topology.link[0].name", "one word"),
+        (hybrid("", "f"), "topology.link[0].name", "one word"),
+        (hybrid("L1", ""), "flow[0].name", "cannot be empty"),
+        (graph("p 1"), "topology.path[0].name", "one word"),
+    ]);
+    scenario(&hybrid("L1", "a flow, \"quoted\""));
+    scenario(&graph("p1"));
+}

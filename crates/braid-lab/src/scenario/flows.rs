@@ -138,6 +138,13 @@ fn flows_made(t: &Table, routes: &Routes, end: Instant) -> f64 {
     }
 }
 
+/// The names the flow and cross tables give, with their keys.
+pub(super) fn names_given<'a>(flows: &'a [RawFlow], cross: &'a [RawCross]) -> Vec<(String, &'a str)> {
+    let f = flows.iter().enumerate().filter_map(|(i, f)| Some((format!("flow[{i}].name"), f.name.as_deref()?)));
+    let c = cross.iter().enumerate().filter_map(|(i, c)| Some((format!("cross[{i}].name"), c.name.as_deref()?)));
+    f.chain(c).collect()
+}
+
 /// A validated scenario before its random draws.
 #[derive(Clone, Debug)]
 pub(super) struct Plan {

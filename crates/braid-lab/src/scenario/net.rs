@@ -102,6 +102,17 @@ struct RawPath {
     reverse: Option<Vec<String>>,
 }
 
+/// The names the topology's tables give, with their keys: links (and the
+/// dumbbell's bottleneck) and paths.
+pub(super) fn names_given(t: &RawTopology) -> Vec<(String, &str)> {
+    let links =
+        t.link.iter().enumerate().filter_map(|(i, l)| Some((format!("topology.link[{i}].name"), l.name.as_deref()?)));
+    let bottleneck =
+        t.bottleneck.iter().filter_map(|b| Some(("topology.bottleneck.name".to_string(), b.name.as_deref()?)));
+    let paths = t.path.iter().enumerate().map(|(i, p)| (format!("topology.path[{i}].name"), p.name.as_str()));
+    links.chain(bottleneck).chain(paths).collect()
+}
+
 /// A subflow's path: index in the topology, name, backup flag.
 pub(super) type PathUse = (usize, String, bool);
 
