@@ -186,6 +186,7 @@ fn claim(dir: &Path, plan: &Plan) -> Result<(), SweepError> {
 pub fn plan_of(dir: &Path) -> Result<Plan, SweepError> {
     let path = dir.join("sweep.json");
     let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound if !dir.exists() => io(dir, "no such folder"),
         std::io::ErrorKind::NotFound => io(dir, "not a results folder of braid sweep (it has no sweep.json)"),
         _ => io(&path, e),
     })?;

@@ -42,7 +42,13 @@ pub fn run(a: Args) -> Result<(), String> {
         format!("no reproduction named {name:?}: allowed {}", names.join(", "))
     })?;
     let dir = a.out.unwrap_or_else(|| PathBuf::from("results/repro").join(r.name));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
+    // Checked before the run (minutes long for some): a folder that exists
+    // but takes no files, such as /proc/self, failed only at the end.
+    let probe = dir.join(".braid-write-check");
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&probe, b""))
+        .and_then(|()| std::fs::remove_file(&probe))
+        .map_err(|e| format!("{}: cannot write results: {e}", dir.display()))?;
     if !a.json {
         eprintln!("running {} ({})...", r.name, r.source);
     }

@@ -340,3 +340,15 @@ fn list_names_the_algorithms() {
         assert!(out.contains(name));
     }
 }
+
+/// A results folder that takes no files fails before the reproduction
+/// runs (it failed after the whole run).
+#[test]
+fn repro_checks_its_results_folder_first() {
+    let t0 = std::time::Instant::now();
+    let out = braid(&["repro", "shared-bottleneck", "--out", "/proc/self"]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("/proc/self: cannot write results"), "{err}");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5), "failed after {:?}", t0.elapsed());
+}

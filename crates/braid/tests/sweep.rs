@@ -289,6 +289,11 @@ fn a_broken_summary_says_how_to_redo_its_run() {
             "{broken}: {err}"
         );
     }
+    // A folder to merge that is not there is named as such.
+    let missing = tmp.path().join("missing");
+    let o = braid().args(["sweep", "merge"]).arg(&missing).arg("--out").arg(tmp.path().join("m")).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("missing: no such folder"), "{err}");
     // Merged, the broken summary is named in the folder that holds it.
     let merged = tmp.path().join("merged");
     let o = braid().args(["sweep", "merge"]).arg(&out).arg("--out").arg(&merged).output().unwrap();
