@@ -114,6 +114,19 @@ fn open_transfer_and_follow_an_address_change() {
     assert_eq!((server.len(), server.stats().accepted, server.stats().replies), (1, 1, 1));
 }
 
+/// An `Establish` with a server key no server gave, as bytes.
+fn forged_establish() -> Vec<u8> {
+    let forged = Packet {
+        cid: braid_proto::crypto::token(&RustCrypto, 777),
+        subflow: SubflowId(0),
+        frame: Frame::Data(DataFrame { pn: 1, pn_floor: 1, dsn: 0, len: 3, payload: vec![1, 2, 3] }),
+        control: Some(Box::new(Control::Establish { client_key: 5, server_key: 777, echo: 0 })),
+    };
+    let mut bytes = Vec::new();
+    wire::encode(&forged, &mut bytes);
+    bytes
+}
+
 /// A client's sockets take no openings: a Hello or `Establish` that
 /// reaches one (anyone who sees the client's packets knows its address)
 /// is dropped unanswered and creates nothing, while the same Hello opens a
@@ -125,14 +138,7 @@ fn only_a_listening_endpoint_answers_an_opening() {
     other.connection(o).unwrap().add_subflow(false).unwrap();
     let mut hello = Vec::new();
     wire::encode(&other.connection(o).unwrap().poll_transmit(Instant::ZERO).unwrap(), &mut hello);
-    let establish = Packet {
-        cid: braid_proto::crypto::token(&RustCrypto, 777),
-        subflow: SubflowId(0),
-        frame: Frame::Data(DataFrame { pn: 1, pn_floor: 1, dsn: 0, len: 3, payload: vec![1, 2, 3] }),
-        control: Some(Box::new(Control::Establish { client_key: 5, server_key: 777, echo: 0 })),
-    };
-    let mut forged = Vec::new();
-    wire::encode(&establish, &mut forged);
+    let forged = forged_establish();
 
     let mut client = endpoint();
     let h = client.connect(0xabc).unwrap();
@@ -173,15 +179,7 @@ fn an_unpadded_hello_is_not_answered() {
 #[test]
 fn an_establish_with_a_made_up_key_creates_nothing() {
     let mut server = endpoint();
-    let crypto = RustCrypto;
-    let forged = Packet {
-        cid: braid_proto::crypto::token(&crypto, 777),
-        subflow: SubflowId(0),
-        frame: Frame::Data(DataFrame { pn: 1, pn_floor: 1, dsn: 0, len: 3, payload: vec![1, 2, 3] }),
-        control: Some(Box::new(Control::Establish { client_key: 5, server_key: 777, echo: 0 })),
-    };
-    let mut bytes = Vec::new();
-    wire::encode(&forged, &mut bytes);
+    let bytes = forged_establish();
     assert_eq!(server.handle(Instant::ZERO, addr(CLIENT), &bytes), DatagramEvent::Dropped(Drop::BadHandshake));
     assert!(server.is_empty());
 }
