@@ -190,16 +190,10 @@ fn parse_with(text: &str, file: &str, syntax: impl Fn(&toml::de::Error) -> Strin
     if raw.flow.is_empty() {
         return Err(cx.invalid("flow", "a scenario needs at least one [[flow]]"));
     }
-    // Names label plots and CSV columns (which quote any character); the
-    // emulator's description (`emulate --describe`, read by
-    // scripts/testbed.sh) takes link and path names as words.
-    for (key, name) in net::names_given(&raw.topology) {
-        if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            let what = "a link's or path's name is one word, without spaces or control characters";
-            return Err(cx.invalid(key, format!("{name:?}: {what}")));
-        }
-    }
-    if let Some((key, _)) = flows::names_given(&raw.flow, &raw.cross).into_iter().find(|(_, n)| n.is_empty()) {
+    // Names label plots and CSV columns, which quote any character (the
+    // emulator's description, read as words, refuses names with spaces).
+    let names = net::names_given(&raw.topology).into_iter().chain(flows::names_given(&raw.flow, &raw.cross));
+    if let Some((key, _)) = names.into_iter().find(|(_, n)| n.is_empty()) {
         return Err(cx.invalid(key, "a name cannot be empty"));
     }
     let net = net::build(&cx, &raw)?;
@@ -208,6 +202,13 @@ fn parse_with(text: &str, file: &str, syntax: impl Fn(&toml::de::Error) -> Strin
 }
 
 impl Scenario {
+    /// Refuses a run of `duration` that would make too many flows to draw
+    /// (Poisson arrivals to the end of a long run); parsing checked the
+    /// scenario's own `duration`.
+    pub fn check_duration(&self, duration: Duration) -> Result<(), ScenarioError> {
+        self.plan.check_flows(&Ctx { file: &self.file }, duration)
+    }
+
     /// The same scenario for a run with `seed` that lasts `duration`, or
     /// `None` when it would be the same. Its random traffic (matrices,
     /// Poisson arrivals, random sizes, ECMP routes) is drawn again for

@@ -82,9 +82,13 @@ fn parse_gilbert_elliott(s: &str) -> Result<(String, LossSpec), String> {
 
 /// Per path: name, bottleneck rate and queue, one-way delay, loss (in the
 /// long run, with the `--gilbert-elliott` models in place), forward direction.
-fn describe(t: &Topology, models: &[(String, LossSpec)]) -> String {
+fn describe(t: &Topology, models: &[(String, LossSpec)]) -> Result<String, String> {
     let mut out = String::new();
     for p in &t.paths {
+        // scripts/testbed.sh reads each line as words.
+        if p.name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(format!("path {:?}: --describe needs names without spaces or control characters", p.name));
+        }
         let links: Vec<_> = p.forward.iter().map(|&l| &t.links[l]).collect();
         let neck = links.iter().min_by_key(|l| l.rate_bps).expect("a path has links");
         let queue_bytes = match neck.queue {
@@ -101,7 +105,7 @@ fn describe(t: &Topology, models: &[(String, LossSpec)]) -> String {
             .product();
         out += &format!("{} {} {} {:.3} {:.6}\n", p.name, neck.rate_bps, queue_bytes, delay, 1.0 - kept);
     }
-    out
+    Ok(out)
 }
 
 fn table(r: &Report) -> String {
@@ -165,7 +169,7 @@ pub fn run(a: Args) -> Result<(), String> {
     };
     cfg.check()?;
     if a.describe {
-        crate::emit(&describe(&cfg.topology, &cfg.loss));
+        crate::emit(&describe(&cfg.topology, &cfg.loss)?);
         return Ok(());
     }
     signals::install();
@@ -237,13 +241,17 @@ mod tests {
     #[test]
     fn describes_each_path_bottleneck() {
         let sc = scenario::parse(braid_lab::DEFAULT_SCENARIO, "default").unwrap();
-        let d = describe(&sc.topology, &[]);
+        let d = describe(&sc.topology, &[]).unwrap();
         // L1: 100 Mbit/s, 1 BDP of 10 ms = 84 packets, 5 ms one way; L2 0.05% loss.
         assert_eq!(d, "L1 100000000 126000 5.000 0.000000\nL2 100000000 250500 10.000 0.000500\n");
         // A Gilbert-Elliott model in place of L2's: p / (p + r) of the time
         // in the bad state, where every packet is lost.
         let model = parse_gilbert_elliott("L2=1%,0.25").unwrap();
-        let d = describe(&sc.topology, &[model]);
+        let d = describe(&sc.topology, &[model]).unwrap();
         assert_eq!(d, "L1 100000000 126000 5.000 0.000000\nL2 100000000 250500 10.000 0.038462\n");
+        // scripts/testbed.sh reads words: a name with a space is refused.
+        let spaced = braid_lab::DEFAULT_SCENARIO.replace("\"L1\"", "\"my link\"");
+        let sc = scenario::parse(&spaced, "spaced").unwrap();
+        assert!(describe(&sc.topology, &[]).unwrap_err().contains("\"my link\""));
     }
 }

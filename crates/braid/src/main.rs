@@ -196,6 +196,7 @@ fn cmd_run(
 ) -> Result<(), String> {
     let loaded = load(file)?;
     let duration = opts.duration.unwrap_or(loaded.duration);
+    loaded.check_duration(duration).map_err(|e| e.to_string())?;
     // The flows the run has (another seed's, or arrivals to a longer end):
     // the warnings and the time series name them.
     let scenario = opts.scenario(&loaded);

@@ -218,6 +218,14 @@ fn time_series_follow_the_flows_a_seed_or_a_longer_run_draws() {
         let last = names.iter().map(|n| n.trim_start_matches("f-").parse::<usize>().unwrap()).max().unwrap();
         assert!(duration == "3s" || last > 40, "arrivals to the end of 6 s: {} flows", last + 1);
     }
+    // A run so long that its arrivals would be too many to draw is refused
+    // at once, as the same `duration` in the file is.
+    let t0 = std::time::Instant::now();
+    let out = braid(&["run", file.to_str().unwrap(), "--duration", "1000000s", "--check"]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("flow[0].arrival_rate") && err.contains("about 10000000 flows"), "{err}");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(10), "{:?}", t0.elapsed());
 }
 
 /// A scenario or campaign path that never ends (/dev/zero), or a file far

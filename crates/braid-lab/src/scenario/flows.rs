@@ -117,6 +117,24 @@ pub(super) struct RawCross {
     off: Option<String>,
 }
 
+/// Refuses tables that make more than [`MAX_FLOWS`] flows in a run of
+/// `duration`, before they are drawn.
+fn check_flows(cx: &Ctx, tables: &[Table], routes: &[Routes], duration: Duration) -> Result<(), ScenarioError> {
+    let mut flows = 0.0;
+    for (i, (t, routes)) in tables.iter().zip(routes).enumerate() {
+        let here = flows_made(t, routes, Instant::ZERO + duration);
+        flows += here;
+        if flows > MAX_FLOWS {
+            let key = if t.arrivals.is_some() { "arrival_rate" } else { "count" };
+            return Err(cx.invalid(
+                format!("flow[{i}].{key}"),
+                format!("the scenario makes about {flows:.0} flows (this table {here:.0}): at most {MAX_FLOWS}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// About how many flows table `t` makes in a run ending at `end` (at most
 /// as many, but for the random number of Poisson arrivals).
 fn flows_made(t: &Table, routes: &Routes, end: Instant) -> f64 {
@@ -128,6 +146,9 @@ fn flows_made(t: &Table, routes: &Routes, end: Instant) -> f64 {
         }
         Routes::Hosts { pairs: Pairs::Matrix(Matrix::Random { destinations }, members), .. } => {
             copies * members.len() as f64 * (*destinations).min(members.len().saturating_sub(1)) as f64
+        }
+        Routes::Hosts { pairs: Pairs::Matrix(Matrix::Sparse { fraction }, members), .. } => {
+            copies * (members.len() as f64 * fraction).ceil()
         }
         Routes::Hosts { pairs: Pairs::Matrix(_, members), .. } => copies * members.len() as f64,
         Routes::Hosts { pairs: Pairs::List(l), .. } => copies * l.len() as f64,
@@ -189,20 +210,10 @@ pub(super) fn plan(
     sample_interval: Duration,
 ) -> Result<Plan, ScenarioError> {
     let mut tables = Vec::new();
-    let mut flows = 0.0;
-    for (i, (f, routes)) in raw.flow.iter().zip(&net.routes).enumerate() {
-        let t = table(cx, i, f)?;
-        let here = flows_made(&t, routes, Instant::ZERO + duration);
-        flows += here;
-        if flows > MAX_FLOWS {
-            let key = if t.arrivals.is_some() { "arrival_rate" } else { "count" };
-            return Err(cx.invalid(
-                format!("flow[{i}].{key}"),
-                format!("the scenario makes about {flows:.0} flows (this table {here:.0}): at most {MAX_FLOWS}"),
-            ));
-        }
-        tables.push(t);
+    for (i, f) in raw.flow.iter().enumerate() {
+        tables.push(table(cx, i, f)?);
     }
+    check_flows(cx, &tables, &net.routes, duration)?;
     let mut names: Vec<&str> = tables.iter().flat_map(|t| t.names.iter().map(String::as_str)).collect();
     names.sort_unstable();
     if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
@@ -593,6 +604,12 @@ impl Plan {
     /// What the topology's builder found questionable, each starting with its key.
     pub(super) fn topology_warnings(&self) -> &[String] {
         &self.net.warnings
+    }
+
+    /// Refuses a run of `duration` whose flows would be too many to draw
+    /// (Poisson arrivals last to the run's end).
+    pub(super) fn check_flows(&self, cx: &Ctx, duration: Duration) -> Result<(), ScenarioError> {
+        check_flows(cx, &self.tables, &self.net.routes, duration)
     }
 
     /// Whether a table's arrivals run to the end of the run, whatever it is.

@@ -665,7 +665,7 @@ fn dumbbell(cx: &Ctx, raw: &RawScenario) -> Result<Net, ScenarioError> {
             ));
         }
         let n = cx.within(&key("subflows"), f.subflows.unwrap_or(1), 1..=8, "1 to 8")? as usize;
-        let total = paths.len() + f.count.unwrap_or(1) * n;
+        let total = paths.len().saturating_add(f.count.unwrap_or(1).saturating_mul(n));
         if total > MAX_DUMBBELL_SUBFLOWS {
             return Err(cx.invalid(
                 key("count"),

@@ -403,6 +403,7 @@ fn compare_one(
     out: Option<&Path>,
 ) -> Result<Comparison, String> {
     let duration = a.duration.unwrap_or(sc.duration);
+    sc.check_duration(duration).map_err(|e| e.to_string())?;
     let (sim, mut panels) = sim_side(sc, cc, RunOptions { seed: Some(seed), duration: Some(duration) })?;
     let std_duration = std::time::Duration::from_nanos(duration.as_nanos());
     let scheduler = sc.flows[0].scheduler.clone();

@@ -142,7 +142,10 @@ pub fn run(args: Args) -> Result<(), String> {
                     out.notice(h, t, &format!("connection {} accepted", h.0));
                 }
                 NetEvent::Protocol(Event::PeerClosed) => {
-                    if let Some(inc) = incoming.get_mut(&h) {
+                    // The connection that holds the handle now, not one
+                    // that held it before.
+                    let token = node.connection(h).map(|c| c.token());
+                    if let Some(inc) = incoming.get_mut(&h).filter(|inc| Some(inc.token) == token) {
                         // What arrived since the reads above (a connection
                         // accepted and closed in one turn was never read).
                         read_arrived(&mut node, h, inc, &mut file, &mut buf, now)?;
