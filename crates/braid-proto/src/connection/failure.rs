@@ -58,21 +58,33 @@ impl Connection {
         // `tcp_syn_retries`): a client that wrote nothing yet must not
         // wait forever for a server that is not there.
         let client = self.session.side == Side::Client;
-        let opening = client && self.session.remote_key().is_none();
-        let waiting = self.send.una() < self.send.end() || self.fin.local.is_some() && !self.fin.local_acked || opening;
+        let waiting =
+            self.send.una() < self.send.end() || self.fin.local.is_some() && !self.fin.local_acked || self.opening();
         // A client's joining subflow is still trying; a server's half-open
         // one waits on a client that may have given it up (its slot opened
         // by a Hello never expires), so it keeps no hope alive.
         let stuck = waiting && !self.subflows.iter().any(|s| s.usable() || client && s.state == Lifecycle::Joining);
-        if !stuck {
-            self.timers.stop(Timer::Failure);
-            return;
+        match stuck {
+            false => self.timers.stop(Timer::Failure),
+            true => self.run_failure_timer(now),
         }
+    }
+
+    /// A client whose opening has no answer yet.
+    fn opening(&self) -> bool {
+        self.session.side == Side::Client && self.session.remote_key().is_none()
+    }
+
+    /// With no usable subflow and something waiting: starts the timer, or
+    /// fails the connection once it is due. Out of line: rare, and keeping
+    /// it out keeps the test above small enough to inline on every packet.
+    #[inline(never)]
+    fn run_failure_timer(&mut self, now: Instant) {
         match self.timers.get(Timer::Failure) {
             None => self.timers.set(Timer::Failure, now + self.config.failure_timeout),
             Some(t) if t <= now => {
                 let for_at_least = self.config.failure_timeout;
-                let e = match opening {
+                let e = match self.opening() {
                     true => ConnectionError::Unanswered { for_at_least },
                     false => ConnectionError::AllPathsDown { for_at_least },
                 };
