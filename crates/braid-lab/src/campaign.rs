@@ -26,14 +26,14 @@ use serde::Deserialize;
 use toml::{Table, Value};
 
 use crate::scenario::{self, Scenario, ScenarioError};
-use crate::units::{parse_duration, parse_rate};
+use crate::units::{parse_positive_duration, parse_rate};
 
 /// Campaign errors name the file and key as scenario errors do (and a
 /// run's scenario error names the campaign and the run).
 pub type CampaignError = ScenarioError;
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawCampaign {
     name: Option<String>,
     description: Option<String>,
@@ -49,7 +49,7 @@ struct RawCampaign {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawAxis {
     name: String,
     key: String,
@@ -59,7 +59,7 @@ struct RawAxis {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawScores {
     scheduler_axis: Option<String>,
     controller_axis: Option<String>,
@@ -69,7 +69,7 @@ struct RawScores {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawReport {
     #[serde(default)]
     panels: Vec<String>,
@@ -84,7 +84,7 @@ pub const CHECKS: [&str; 5] =
 
 /// A claim the report checks against the results (seed 004 §5).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 pub struct Conclusion {
     /// The claim, as the paper words it.
     pub claim: String,
@@ -187,7 +187,7 @@ pub fn load(path: &Path) -> Result<Campaign, CampaignError> {
 pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, CampaignError> {
     let syntax = |e: toml::de::Error| ScenarioError::Syntax {
         file: file.to_string(),
-        message: e.to_string().trim_end().to_string(),
+        message: crate::scenario::in_toml_terms(&e.to_string()),
     };
     let raw: RawCampaign = toml::from_str(text).map_err(syntax)?;
     let mut resolved: Table = toml::from_str(text).map_err(syntax)?;
@@ -233,12 +233,9 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
     let raw: RawCampaign = toml::from_str(&text).map_err(syntax)?;
     let Value::Table(base) = raw.base else { return Err(invalid(file, "base", "must be a table")) };
     let duration = match &raw.duration {
-        Some(d) => parse_duration(d).map_err(|m| invalid(file, "duration", m))?,
+        Some(d) => parse_positive_duration(d).map_err(|m| invalid(file, "duration", m))?,
         None => Duration::from_secs(30),
     };
-    if duration == Duration::ZERO {
-        return Err(invalid(file, "duration", "must be longer than zero"));
-    }
     let seeds = raw.seeds.unwrap_or(1);
     if !(1..=1000).contains(&seeds) {
         return Err(invalid(file, "seeds", format!("{seeds} is out of range: allowed 1 to 1000")));

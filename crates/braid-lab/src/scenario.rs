@@ -32,7 +32,7 @@ use braid_proto::{Duration, Instant};
 use braid_sim::{CrossTraffic, FlowSpec, Source, Topology};
 use serde::Deserialize;
 
-use crate::units::parse_duration;
+use crate::units::{parse_duration, parse_positive_duration};
 
 /// The built-in default: seed 004's hybrid access with two 100 Mbit/s paths.
 pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/hybrid-access.toml");
@@ -83,7 +83,7 @@ pub struct FlowGroup {
 // ---- raw file shape ----
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawScenario {
     name: Option<String>,
     description: Option<String>,
@@ -152,7 +152,13 @@ pub fn load(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
 /// Validates scenario `text`; `file` names it in errors (and trace files
 /// are looked up next to it).
 pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
-    parse_with(text, file, |e| e.to_string().trim_end().to_string())
+    parse_with(text, file, |e| in_toml_terms(&e.to_string()))
+}
+
+/// A TOML error message in the words of TOML files: serde calls an array
+/// a sequence and a table a map.
+pub(crate) fn in_toml_terms(message: &str) -> String {
+    message.trim_end().replace("expected a sequence", "expected an array").replace("expected a map", "expected a table")
 }
 
 /// Parses a scenario text the user did not write (a campaign's run: base,
@@ -163,8 +169,8 @@ pub fn parse_generated(text: &str, file: &str) -> Result<Scenario, ScenarioError
     parse_with(text, file, |e| {
         let line = e.span().and_then(|s| text.get(..s.start)).map(|before| before.matches('\n').count());
         match line.and_then(|n| text.lines().nth(n)) {
-            Some(line) => format!("`{}`: {}", line.trim(), e.message().trim_end()),
-            None => e.message().trim_end().to_string(),
+            Some(line) => format!("`{}`: {}", line.trim(), in_toml_terms(e.message())),
+            None => in_toml_terms(e.message()),
         }
     })
 }
@@ -174,12 +180,9 @@ fn parse_with(text: &str, file: &str, syntax: impl Fn(&toml::de::Error) -> Strin
         toml::from_str(text).map_err(|e| ScenarioError::Syntax { file: file.to_string(), message: syntax(&e) })?;
     let cx = Ctx { file };
     let duration = match &raw.duration {
-        Some(d) => cx.field("duration", parse_duration(d))?,
+        Some(d) => cx.field("duration", parse_positive_duration(d))?,
         None => Duration::from_secs(30),
     };
-    if duration == Duration::ZERO {
-        return Err(cx.invalid("duration", "must be longer than zero"));
-    }
     let sample_interval = match &raw.sample_interval {
         Some(d) => cx.field("sample_interval", parse_duration(d))?,
         None => Duration::from_millis(100),

@@ -26,9 +26,24 @@ struct Decimal {
 /// Most significant digits a quantity may have (u128 holds 38).
 const MAX_DIGITS: usize = 30;
 
+/// Largest power of ten a quantity may be written with; any larger is
+/// beyond every limit, any smaller rounds to zero.
+const MAX_EXPONENT: i32 = 60;
+
+/// Why a number could not be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unreadable {
+    /// Not a number followed by a unit.
+    Syntax,
+    /// More significant digits than [`MAX_DIGITS`].
+    TooPrecise,
+    /// A power of ten above [`MAX_EXPONENT`].
+    TooLarge,
+}
+
 /// Reads the number at the start of `s` ("12", "1.5", "2e3", "-4"); returns
 /// it, whether it was negative, and the rest (the unit).
-fn split_number(s: &str) -> Option<(Decimal, bool, &str)> {
+fn split_number(s: &str) -> Result<(Decimal, bool, &str), Unreadable> {
     let s = s.trim();
     let (negative, body) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
@@ -42,7 +57,7 @@ fn split_number(s: &str) -> Option<(Decimal, bool, &str)> {
         None => ("", rest),
     };
     if int.is_empty() && frac.is_empty() {
-        return None;
+        return Err(Unreadable::Syntax);
     }
     // An exponent only when digits follow: "1eB" would be a unit.
     let (mut exponent, rest) = match rest.strip_prefix(['e', 'E']) {
@@ -58,24 +73,32 @@ fn split_number(s: &str) -> Option<(Decimal, bool, &str)> {
     };
     let digits = format!("{int}{frac}");
     let digits = digits.trim_start_matches('0');
-    if digits.len() > MAX_DIGITS || !(-60..=60).contains(&exponent) {
-        return None;
+    if digits.len() > MAX_DIGITS {
+        return Err(Unreadable::TooPrecise);
     }
-    exponent -= frac.len() as i32;
-    let mantissa = if digits.is_empty() { 0 } else { digits.parse().ok()? };
-    Some((Decimal { mantissa, exponent }, negative, rest.trim()))
+    if exponent > MAX_EXPONENT && !digits.is_empty() {
+        return Err(Unreadable::TooLarge);
+    }
+    // Below the smallest power of ten any unit brings back to a whole
+    // base unit, every exponent rounds the same way.
+    exponent = exponent.clamp(-2 * MAX_EXPONENT, MAX_EXPONENT) - frac.len() as i32;
+    let mantissa = if digits.is_empty() { 0 } else { digits.parse().map_err(|_| Unreadable::Syntax)? };
+    Ok((Decimal { mantissa, exponent }, negative, rest.trim()))
 }
 
 /// `d x unit` in the unit's base (ns, bytes, bit/s): the whole part and
 /// whether a fraction of the base unit is left over, or `None` when too large.
 fn in_base_units(d: Decimal, unit: u128) -> Option<(u128, Fraction)> {
     let scaled = d.mantissa.checked_mul(unit)?;
+    if scaled == 0 {
+        return Some((0, Fraction::None));
+    }
     if d.exponent >= 0 {
         let whole = scaled.checked_mul(10u128.checked_pow(d.exponent as u32)?)?;
         return Some((whole, Fraction::None));
     }
     let Some(den) = 10u128.checked_pow(d.exponent.unsigned_abs()) else {
-        return Some((0, if scaled == 0 { Fraction::None } else { Fraction::BelowHalf }));
+        return Some((0, Fraction::BelowHalf));
     };
     let (whole, rem) = (scaled / den, scaled % den);
     let fraction = match rem {
@@ -101,13 +124,18 @@ fn quantity(s: &str, units: &[(&str, u128)], what: &str, exact_case: bool) -> Re
         let forms: Vec<&str> = units.iter().map(|(u, _)| *u).collect();
         format!("cannot read {s:?} as {what}: expected a number followed by one of {}", forms.join(", "))
     };
-    let (value, negative, unit) = split_number(s).ok_or_else(err)?;
+    let too_large = || format!("{s:?} is too large for {what}");
+    let (value, negative, unit) = split_number(s).map_err(|why| match why {
+        Unreadable::Syntax => err(),
+        Unreadable::TooPrecise => format!("{s:?} has more than {MAX_DIGITS} significant digits"),
+        Unreadable::TooLarge => too_large(),
+    })?;
     let matches = |u: &str| if exact_case { u == unit } else { u.eq_ignore_ascii_case(unit) };
     let (_, k) = units.iter().find(|(u, _)| matches(u)).ok_or_else(err)?;
     if negative && value.mantissa != 0 {
         return Err(format!("{s:?} is negative; {what} must be zero or more"));
     }
-    in_base_units(value, *k).ok_or_else(|| format!("{what} {s:?} is too large"))
+    in_base_units(value, *k).ok_or_else(too_large)
 }
 
 /// Rounds to the nearest base unit.
@@ -127,8 +155,10 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         ("Mbps", 1_000_000),
         ("Gbps", 1_000_000_000),
     ];
-    // Units match in any case, but a capital B before "ps" says bytes.
-    if s.trim_end().ends_with("Bps") {
+    // Units match in any case, but a capital B before "ps" says bytes
+    // ("MBps", and "MBPS", which could be either).
+    let unit = s.trim_end().as_bytes();
+    if unit.len() >= 3 && unit[unit.len() - 3] == b'B' && unit[unit.len() - 2..].eq_ignore_ascii_case(b"ps") {
         return Err(format!(
             "{s:?} reads as bytes per second; rates are in bits per second: 8 times the number, in bit, kbit, \
              Mbit or Gbit (or bps, kbps, Mbps, Gbps)"
@@ -139,6 +169,18 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         return Err(format!("rate {s:?} is out of range: allowed 1bit to 10000Gbit"));
     }
     Ok(bps as u64)
+}
+
+/// A duration that must be longer than zero (a run's, a timeout's).
+pub fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    match parse_duration(s) {
+        Ok(d) if d > Duration::ZERO => Ok(d),
+        Ok(_) => Err(format!("{s:?} must be longer than zero")),
+        Err(_) if split_number(s).is_ok_and(|(d, negative, _)| negative && d.mantissa != 0) => {
+            Err(format!("{s:?} is negative; it must be longer than zero"))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// A duration, read exactly and rounded to the nanosecond.
@@ -188,16 +230,23 @@ pub fn parse_queue(s: &str) -> Result<QueueSize, String> {
     }
     for suffix in ["packets", "pkts", "p"] {
         if let Some(n) = lower.strip_suffix(suffix) {
-            return match n.trim().parse::<u32>() {
-                Ok(k) if k >= 1 => Ok(QueueSize::Packets(k)),
-                _ => Err(format!("cannot read {s:?} as a queue size: {expected}; at least 1 packet")),
+            let n = n.trim();
+            return match n.parse::<u64>() {
+                Ok(0) => Err(format!("queue {s:?} is empty: at least 1 packet")),
+                Ok(k) => u32::try_from(k)
+                    .map(QueueSize::Packets)
+                    .map_err(|_| format!("queue {s:?} is too long: at most {} packets", u32::MAX)),
+                Err(_) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                    Err(format!("queue {s:?} is too long: at most {} packets", u32::MAX))
+                }
+                Err(_) => Err(format!("cannot read {s:?} as a queue size: {expected}; a whole number of packets")),
             };
         }
     }
     match parse_size(t) {
         Ok(b) if b >= 1 => Ok(QueueSize::Bytes(b)),
-        Ok(_) => Err(format!("cannot read {s:?} as a queue size: {expected}; at least 1 byte")),
-        Err(e) if e.contains("whole number") => Err(e),
+        Ok(_) => Err(format!("queue {s:?} is empty: at least 1 byte")),
+        Err(e) if e.contains("whole number") || e.contains("too large") || e.contains("significant") => Err(e),
         Err(_) => Err(format!("cannot read {s:?} as a queue size: {expected}")),
     }
 }
@@ -296,5 +345,40 @@ mod tests {
         assert!(parse_duration("-0.5s").unwrap_err().contains("negative"));
         assert!(parse_size("99999999999999999999999999999999999999GB").is_err());
         assert!(parse_duration("s").is_err());
+    }
+
+    /// Each way a value can be wrong gets its own message: too large, too
+    /// precise, zero where only a positive value makes sense, a queue
+    /// beyond the packet count a link holds, bytes where bits are meant.
+    #[test]
+    fn messages_say_what_is_wrong() {
+        fn says<T: std::fmt::Debug>(r: Result<T, String>, what: &str) {
+            let e = r.unwrap_err();
+            assert!(e.contains(what), "{e:?} does not say {what:?}");
+        }
+        says(parse_duration("1e400s"), "too large");
+        says(parse_size("1e61B"), "too large");
+        says(parse_rate("2e70bit"), "too large");
+        assert_eq!(parse_duration("1e-400s"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("0e400s"), Ok(Duration::ZERO));
+        says(parse_duration("1e20ns"), "too long: at most 10000000s");
+        says(parse_duration("1.0000000000000000000000000000001s"), "significant digits");
+        says(parse_positive_duration("-5ms"), "longer than zero");
+        says(parse_positive_duration("0s"), "longer than zero");
+        says(parse_positive_duration("0.4ns"), "longer than zero");
+        says(parse_positive_duration("5"), "cannot read");
+        assert_eq!(parse_positive_duration("0.5ns"), Ok(Duration::from_nanos(1)));
+        says(parse_rate("100MBPS"), "bytes per second");
+        says(parse_rate("100 MBpS"), "bytes per second");
+        assert_eq!(parse_rate("100MBIT"), Ok(100_000_000));
+        assert!(parse_rate("100MBITPS").is_err());
+        says(parse_queue("5000000000p"), "at most 4294967295 packets");
+        says(parse_queue("99999999999999999999999packets"), "at most 4294967295 packets");
+        assert_eq!(parse_queue("4294967295p"), Ok(QueueSize::Packets(u32::MAX)));
+        says(parse_queue("0p"), "at least 1 packet");
+        says(parse_queue("0KB"), "at least 1 byte");
+        says(parse_queue("1e20B"), "too large");
+        says(parse_queue("1.5p"), "whole number of packets");
+        says(parse_queue("-3p"), "whole number of packets");
     }
 }

@@ -132,11 +132,7 @@ pub(crate) fn seed_range() -> clap::builder::RangedU64ValueParser {
 }
 
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
-    let d = braid_lab::units::parse_duration(s)?;
-    if d == Duration::ZERO {
-        return Err("must be longer than zero".into());
-    }
-    Ok(d)
+    braid_lab::units::parse_positive_duration(s)
 }
 
 fn load(file: &Option<PathBuf>) -> Result<Scenario, String> {

@@ -100,6 +100,33 @@ fn broken_scenarios_get_clear_errors() {
     assert!(text(&out).1.contains("cannot read the file"));
 }
 
+/// Errors speak the file's language (arrays and tables, not serde's
+/// sequences and structs), name both flows that share a name, and do not
+/// contradict themselves about what a value may be.
+#[test]
+fn errors_say_what_the_file_got_wrong() {
+    const LINK: &str = "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nname = \"a\"\nrate = \"10Mbit\"\n";
+    let cases = [
+        ("topology = 5\n[[flow]]\n".to_string(), "expected a table", "Raw"),
+        (format!("{LINK}[[flow]]\npaths = \"a\"\n"), "expected an array", "sequence"),
+        (
+            format!("{LINK}[[flow]]\nname = \"x\"\n[[flow]]\n[[flow]]\nname = \"x\"\n"),
+            "`flow[2].name`: \"x\" is also a name of flow[0]",
+            "two flows",
+        ),
+        (format!("duration = \"-5ms\"\n{LINK}[[flow]]\n"), "longer than zero", "zero or more"),
+        (format!("{LINK}queue = \"5000000000p\"\n[[flow]]\n"), "at most 4294967295 packets", "at least 1 packet"),
+    ];
+    let dir = temp_dir();
+    for (i, (body, says, not)) in cases.iter().enumerate() {
+        let path = write_scenario(&dir, &format!("case{i}.toml"), body);
+        let out = braid(&["run", path.to_str().unwrap(), "--quiet"]);
+        let (_, err) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "case {i}: {err}");
+        assert!(err.contains(says) && !err.contains(not), "case {i}: {err}");
+    }
+}
+
 #[test]
 fn bad_arguments_are_refused() {
     for args in

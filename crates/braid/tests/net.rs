@@ -114,12 +114,16 @@ fn a_dead_path_ends_with_a_clear_error_after_the_timeout() {
 
 #[test]
 fn bad_input_is_named() {
-    let cases: [(&[&str], &str); 6] = [
+    let dir = std::env::temp_dir();
+    let dir = dir.to_str().unwrap();
+    let is_a_directory = format!("--file {dir}: is a directory");
+    let cases: [(&[&str], &str); 7] = [
         (&["send", "--to", "nowhere", "--bytes", "1"], "--to"),
         (&["send", "--to", "127.0.0.1", "--bytes", "1", "--via", "no-such-if"], "no-such-if"),
         (&["send", "--to", "127.0.0.1", "--bytes", "1", "--path-manager", "ndiffports:0"], "ndiffports"),
         (&["send", "--to", "127.0.0.1", "--bytes", "1", "--scheduler", "fastest"], "--scheduler"),
         (&["send", "--to", "127.0.0.1", "--file", "/no/such/file"], "/no/such/file"),
+        (&["send", "--to", "127.0.0.1", "--file", dir], &is_a_directory),
         (&["recv", "--listen", "127.0.0.1:70000"], "--listen"),
     ];
     for (args, needle) in cases {

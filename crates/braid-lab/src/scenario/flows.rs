@@ -31,10 +31,10 @@ use serde::Deserialize;
 
 use super::net::{self, Net, Pairs, PathUse, Routes};
 use super::{Ctx, FlowGroup, RawScenario, Scenario, ScenarioError};
-use crate::units::{parse_duration, parse_rate, parse_size, shown};
+use crate::units::{parse_duration, parse_positive_duration, parse_rate, parse_size, shown};
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 pub(super) struct RawFlow {
     pub name: Option<String>,
     cc: Option<String>,
@@ -82,7 +82,7 @@ pub(super) struct RawFlow {
 /// `sources = { every = 3, offset = [1, 2] }`: hosts whose index modulo
 /// `every` is one of `offset`.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 pub(super) struct RawSources {
     pub every: u32,
     #[serde(default = "zero")]
@@ -94,7 +94,7 @@ fn zero() -> Vec<u32> {
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawSchedSettings {
     num_segments: Option<u32>,
     cwnd_limited: Option<bool>,
@@ -103,7 +103,7 @@ struct RawSchedSettings {
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 pub(super) struct RawCross {
     name: Option<String>,
     pub path: Option<String>,
@@ -214,10 +214,15 @@ pub(super) fn plan(
         tables.push(table(cx, i, f)?);
     }
     check_flows(cx, &tables, &net.routes, duration)?;
-    let mut names: Vec<&str> = tables.iter().flat_map(|t| t.names.iter().map(String::as_str)).collect();
+    let mut names: Vec<(&str, usize)> =
+        tables.iter().enumerate().flat_map(|(i, t)| t.names.iter().map(move |n| (n.as_str(), i))).collect();
     names.sort_unstable();
-    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-        return Err(cx.invalid("flow.name", format!("two flows are named {:?}; names must be unique", w[0])));
+    if let Some(w) = names.windows(2).find(|w| w[0].0 == w[1].0) {
+        let ((name, first), (_, second)) = (w[0], w[1]);
+        return Err(cx.invalid(
+            format!("flow[{second}].name"),
+            format!("{name:?} is also a name of flow[{first}]; names must be unique"),
+        ));
     }
     check_byte_queues(cx, &net, &tables)?;
     let cross: Vec<CrossTraffic> =
@@ -403,10 +408,7 @@ fn table(cx: &Ctx, i: usize, f: &RawFlow) -> Result<Table, ScenarioError> {
     // earlier than Linux's, as every figure in the docs was measured.
     config.early_joins = f.early_joins.unwrap_or(true);
     if let Some(t) = &f.failure_timeout {
-        config.failure_timeout = cx.field(&key("failure_timeout"), parse_duration(t))?;
-        if config.failure_timeout == Duration::ZERO {
-            return Err(cx.invalid(key("failure_timeout"), "must be longer than zero"));
-        }
+        config.failure_timeout = cx.field(&key("failure_timeout"), parse_positive_duration(t))?;
     }
     let start = match &f.start {
         Some(s) => Instant::ZERO + cx.field(&key("start"), parse_duration(s))?,

@@ -28,7 +28,7 @@ use super::{Ctx, RawScenario, ScenarioError};
 use crate::units::{parse_duration, parse_loss, parse_queue, parse_rate, parse_size, shown, QueueSize};
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 pub(super) struct RawTopology {
     kind: String,
     core_rate: Option<String>,
@@ -51,7 +51,7 @@ pub(super) struct RawTopology {
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 pub(super) struct RawLink {
     name: Option<String>,
     rate: Option<String>,
@@ -71,14 +71,14 @@ pub(super) struct RawLink {
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawPolicer {
     rate: String,
     burst: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawLossModel {
     kind: String,
     p: Option<toml::Value>,
@@ -88,14 +88,14 @@ struct RawLossModel {
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawOutage {
     from: String,
     to: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table")]
 struct RawPath {
     name: String,
     links: Vec<String>,

@@ -168,6 +168,9 @@ pub fn run(args: Args) -> Result<(), String> {
     config.connection.tso_defer = args.tso_defer;
     let out = Out { json: args.json };
     let mut source = match (&args.file, args.bytes, args.time) {
+        // Linux opens a directory as a file; only reading it fails, after
+        // the connection is made.
+        (Some(p), _, _) if p.is_dir() => return Err(format!("--file {}: is a directory", p.display())),
         (Some(p), _, _) => Source::File(File::open(p).map_err(|e| format!("--file {}: {e}", p.display()))?),
         (None, left, time) => Source::Generated {
             state: args.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
