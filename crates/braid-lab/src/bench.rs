@@ -60,8 +60,10 @@ impl Measurement {
     }
 }
 
-fn counters(runner: &Runner, scenario: &Scenario) -> (u64, u64, u64) {
-    let sim = runner.sim();
+/// The flows counted are the run's: a run longer than the file draws its
+/// Poisson arrivals again, to its own end.
+fn counters(runner: &Runner) -> (u64, u64, u64) {
+    let (sim, scenario) = (runner.sim(), runner.scenario());
     let delivered =
         (0..scenario.flows.len()).map(|f| sim.outcome(f).delivered / u64::from(scenario.flows[f].config.mss)).sum();
     (delivered, sim.events_run(), sim.packets_sent())
@@ -73,14 +75,14 @@ pub fn measure(scenario: &Scenario, warmup: Duration, duration: Duration) -> Res
     let mut runner = Runner::new(scenario, opts)?;
     let mut none = None::<Recorder>;
     runner.advance(Instant::ZERO + warmup, &mut none);
-    let (d0, e0, p0) = counters(&runner, scenario);
+    let (d0, e0, p0) = counters(&runner);
     // Steal time is read outside the timed window, which it must not cost.
     let stolen0 = stolen_cpu_ms();
     let t0 = CpuClock::start();
     runner.advance(Instant::ZERO + warmup + duration, &mut none);
     let cpu_s = t0.elapsed_s();
     let stolen_ms = stolen0.zip(stolen_cpu_ms()).map(|(a, b)| b.saturating_sub(a));
-    let (d1, e1, p1) = counters(&runner, scenario);
+    let (d1, e1, p1) = counters(&runner);
     Ok(Measurement { cpu_s, delivered_packets: d1 - d0, events: e1 - e0, endpoint_packets: p1 - p0, stolen_ms })
 }
 

@@ -304,6 +304,15 @@ fn arrivals_last_to_the_end_of_a_longer_run() {
     assert_eq!((longer.duration, longer.flows.len()), (Duration::from_secs(10), n));
     assert!(longer.flows.last().unwrap().start > Instant::ZERO + Duration::from_secs(8));
     assert!(s.redrawn(s.seed, Duration::from_millis(500)).is_none(), "a shorter run keeps the flows");
+    // A benchmark of the longer run counts every flow it ran: 10 KB is
+    // seven packets (the last short), and all but the last arrivals finish.
+    let m = braid_lab::bench::measure(&s, Duration::ZERO, Duration::from_secs(10)).unwrap();
+    let finished = sum.flows.iter().filter(|f| f.completion_time_s.is_some()).count() as u64;
+    assert!(
+        m.delivered_packets >= 6 * finished && finished + 5 >= n as u64,
+        "{} packets, {finished} of {n} flows done",
+        m.delivered_packets
+    );
     let until = scenario(&toml.replace("arrival_rate = 10\n", "arrival_rate = 10\narrival_until = \"1s\"\n"));
     assert!(until.redrawn(until.seed, Duration::from_secs(10)).is_none(), "arrivals end at `arrival_until`");
 }
