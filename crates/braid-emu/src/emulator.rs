@@ -45,6 +45,9 @@ pub struct Config {
     pub realtime: bool,
 }
 
+/// Links a route may cross: a segment counts its hop in a byte.
+pub const MAX_ROUTE_LINKS: usize = u8::MAX as usize + 1;
+
 impl Config {
     /// Whether the emulator can run this: checked before any device or
     /// namespace is touched, so `braid emulate --describe` reports the same
@@ -56,6 +59,20 @@ impl Config {
                 "the emulator needs 1 to {} paths, the topology has {}",
                 plan::MAX_PATHS,
                 t.paths.len()
+            ));
+        }
+        if self.client_ns == self.server_ns {
+            return Err(format!(
+                "the client and the server need namespaces of their own (both are {:?}): between them, traffic \
+                 would not cross the emulator",
+                self.client_ns
+            ));
+        }
+        if let Some(p) = t.paths.iter().find(|p| p.forward.len().max(p.reverse.len()) > MAX_ROUTE_LINKS) {
+            return Err(format!(
+                "path {:?} crosses {} links one way; the emulator follows at most {MAX_ROUTE_LINKS}",
+                p.name,
+                p.forward.len().max(p.reverse.len())
             ));
         }
         for (name, spec) in &self.loss {
@@ -100,6 +117,9 @@ pub struct Report {
     /// Why forwarding stopped by itself: a device failed (e.g. its
     /// namespace was deleted while the emulator ran).
     pub error: Option<String>,
+    /// Why the threads run without real-time priority although asked to
+    /// (delays then depend on what else the machine runs).
+    pub realtime_refused: Option<String>,
 }
 
 impl Report {
@@ -180,9 +200,22 @@ impl Emulator {
         let threads = [("emu-forward", fwd), ("emu-reverse", rev)]
             .into_iter()
             .map(|(name, d)| {
+                let stop = stop.clone();
                 std::thread::Builder::new()
                     .name(name.into())
-                    .spawn(move || d.run())
+                    .spawn(move || {
+                        // A direction that panicked would drop its traffic
+                        // unseen: stop both and say why.
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.run())).unwrap_or_else(|p| {
+                            stop.store(true, Ordering::Relaxed);
+                            let why = p
+                                .downcast_ref::<&str>()
+                                .map(|s| s.to_string())
+                                .or_else(|| p.downcast_ref::<String>().cloned())
+                                .unwrap_or_default();
+                            Report { error: Some(format!("thread {name} failed: {why}")), ..Report::default() }
+                        })
+                    })
                     .map_err(|e| format!("cannot start thread {name}: {e}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -211,6 +244,7 @@ impl Emulator {
             total.write_errors += r.write_errors;
             total.buffers += r.buffers;
             total.error = total.error.or(r.error);
+            total.realtime_refused = total.realtime_refused.or(r.realtime_refused);
         }
         total
     }
@@ -258,7 +292,10 @@ impl Direction {
             libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong);
             if self.realtime {
                 let p = libc::sched_param { sched_priority: 10 };
-                libc::sched_setscheduler(0, libc::SCHED_FIFO, &p);
+                if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
+                    let e = std::io::Error::last_os_error();
+                    self.report.realtime_refused = Some(e.to_string());
+                }
             }
         }
         let mut headers = [0u8; MAX_HEADERS];

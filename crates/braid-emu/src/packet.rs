@@ -107,12 +107,14 @@ impl Meta {
             _ => return Err(PacketError::BadGso),
         };
         let ihl = usize::from(ip[0] & 0x0f) * 4;
-        let l4 = match transport {
-            Transport::Tcp => usize::from(*ip.get(ihl + 12).ok_or(PacketError::Truncated)? >> 4) * 4,
-            Transport::Udp => 8,
+        // A TCP header is at least 20 bytes: cutting segments rewrites its
+        // flags (byte 13) and checksum.
+        let (l4, least) = match transport {
+            Transport::Tcp => (usize::from(*ip.get(ihl + 12).ok_or(PacketError::Truncated)? >> 4) * 4, 20),
+            Transport::Udp => (8, 8),
         };
         let hdr_len = ihl + l4;
-        if ihl < 20 || l4 < 8 || hdr_len >= ip.len() || gso_size == 0 {
+        if ihl < 20 || l4 < least || hdr_len >= ip.len() || gso_size == 0 {
             return Err(PacketError::BadGso);
         }
         let payload = ip.len() - hdr_len;
@@ -325,6 +327,13 @@ pub(crate) mod tests {
         let mut b = super_packet(3000, 1448, 0);
         assert_eq!(Meta::parse(&b[..VNET_HDR_LEN + 10]), Err(PacketError::Truncated));
         assert_eq!(Meta::parse(&b[..b.len() - 1]), Err(PacketError::Truncated));
+        // A TCP header of 8 bytes (data offset 2): cutting it into segments
+        // would write its flags past its end.
+        let mut short = b.clone();
+        short[VNET_HDR_LEN + 32] = 2 << 4;
+        assert_eq!(Meta::parse(&short), Err(PacketError::BadGso));
+        short[VNET_HDR_LEN + 32] = 5 << 4;
+        assert!(Meta::parse(&short).is_ok(), "20 bytes, the least TCP header");
         b[4..6].copy_from_slice(&0u16.to_le_bytes());
         assert_eq!(Meta::parse(&b), Err(PacketError::BadGso));
         b[VNET_HDR_LEN] = 0x55;

@@ -132,6 +132,9 @@ fn table(r: &Report) -> String {
         "(drops by cause in the last six columns; malformed {}, unroutable {}, write errors {}, buffers {})\n",
         r.malformed, r.unroutable, r.write_errors, r.buffers
     );
+    if let Some(why) = &r.realtime_refused {
+        out += &format!("warning: no real-time priority ({why}): delays depended on what else ran\n");
+    }
     out
 }
 
@@ -152,6 +155,7 @@ fn json(r: &Report) -> String {
     serde_json::json!({
         "links": links, "malformed": r.malformed, "unroutable": r.unroutable,
         "write_errors": r.write_errors, "buffers": r.buffers, "error": r.error,
+        "realtime_refused": r.realtime_refused,
     })
     .to_string()
         + "\n"

@@ -172,6 +172,37 @@ fn the_emulators_description_checks_the_loss_models_links() {
     assert!(text(&out).0.starts_with("L1 "), "{:?}", text(&out));
 }
 
+/// What the emulator cannot carry is refused before it starts: one
+/// namespace for both ends (traffic would go over its loopback), and a
+/// route longer than a segment's hop counter (it wrapped, and packets went
+/// round the route forever).
+#[test]
+fn the_emulator_refuses_what_it_cannot_carry() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/hybrid-access.toml");
+    let out = braid(&["emulate", "--describe", file, "--client-ns", "x", "--server-ns", "x"]);
+    assert!(!out.status.success() && text(&out).1.contains("namespaces of their own"), "{:?}", text(&out));
+    let link = |name: &str, from: &str, to: &str| {
+        format!("[[topology.link]]\nname = \"{name}\"\nfrom = \"{from}\"\nto = \"{to}\"\nrate = \"10Mbit\"\n")
+    };
+    let walk = |n: usize| {
+        let links: Vec<&str> = (0..n).map(|i| if i % 2 == 0 { "\"x\"" } else { "\"y\"" }).collect();
+        format!(
+            "[topology]\nkind = \"graph\"\n{}{}{}[[topology.path]]\nname = \"p\"\nlinks = [{}]\nreverse = [\"z\"]\n[[flow]]\npaths = [\"p\"]\n",
+            link("x", "S", "R"),
+            link("y", "R", "S"),
+            link("z", "R", "S"),
+            links.join(", ")
+        )
+    };
+    let dir = temp_dir();
+    let long = write_scenario(&dir, "long.toml", &walk(257));
+    let out = braid(&["emulate", "--describe", long.to_str().unwrap()]);
+    assert!(!out.status.success() && text(&out).1.contains("crosses 257 links"), "{:?}", text(&out));
+    let longest = write_scenario(&dir, "longest.toml", &walk(255));
+    let out = braid(&["emulate", "--describe", longest.to_str().unwrap()]);
+    assert!(out.status.success(), "{:?}", text(&out));
+}
+
 #[test]
 fn help_explains_every_command() {
     let (out, _) = text(&braid(&["--help"]));

@@ -13,7 +13,10 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::ss;
-use super::testbed::{client_ns, in_ns, path_of, run_quiet, server_addr, server_ns, Reaped, Testbed};
+use super::testbed::{client_ns, in_ns, path_of, run_quiet, server_addr, server_ns, Lines, Reaped, Testbed};
+
+/// How long past its run iperf3 may take to finish and report.
+const IPERF_GRACE: Duration = Duration::from_secs(30);
 
 /// What the kernel reported for one subflow.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -88,24 +91,26 @@ pub fn run(
     let secs = duration.as_secs().max(1).to_string();
     let addr = server_addr();
     let start = Instant::now();
-    let mut iperf = Reaped::spawn(
-        in_ns(&client, &["mptcpize", "run", "iperf3", "-c", &addr, "-p", PORT, "-t", &secs, "-C", cc, "-J"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
+    // Its JSON report comes at the end, larger than a pipe holds for runs
+    // of a few minutes: threads read it as it comes.
+    let mut iperf = Lines::spawn(
+        &mut in_ns(&client, &["mptcpize", "run", "iperf3", "-c", &addr, "-p", PORT, "-t", &secs, "-C", cc, "-J"]),
         "the iperf3 client",
     )?;
     let filter = format!("( dport = :{PORT} )");
     let mut raw = vec![];
-    while iperf.running()? {
+    let sample_until = start + duration + IPERF_GRACE;
+    while iperf.running()? && Instant::now() < sample_until {
+        super::testbed::interrupted()?;
         let tick = Instant::now();
         let text = run_quiet(&mut in_ns(&client, &["ss", "-tinH", "state", "established", &filter]), "ss")?;
         raw.push(((tick - start).as_secs_f64(), ss::parse(&text)));
         std::thread::sleep(SAMPLE_EVERY.saturating_sub(tick.elapsed()));
     }
-    let out = iperf.finish()?;
+    let (_, stdout, stderr) = iperf.output(IPERF_GRACE)?;
     let retrans_after = retrans_segs(&client)?;
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("iperf3 printed no JSON report ({e}): {}", String::from_utf8_lossy(&out.stderr).trim()))?;
+    let report: serde_json::Value =
+        serde_json::from_str(&stdout).map_err(|e| format!("iperf3 printed no JSON report ({e}): {}", stderr.trim()))?;
     if let Some(err) = report.get("error") {
         return Err(format!("iperf3: {err}"));
     }

@@ -22,7 +22,9 @@ use serde::Serialize;
     kernel's MPTCP (iperf3 under mptcpize, from Debian's iperf3 and mptcpd) and Braid's own UDP\n\
     transport (`braid recv` and `braid send` of this executable); print per-subflow goodput, smoothed\n\
     RTT and retransmissions side by side.\n\n\
-    The scenario needs one flow over every path of its topology, in order. For each controller of\n\
+    The scenario needs one flow over every path of its topology, in order, and nothing the real\n\
+    stacks would not run: they send bulk data from the start to the end, alone (no cross traffic,\n\
+    `start`, `size`, `app_rate` or backup paths). For each controller of\n\
     --cc every side runs it: the simulator and Braid with the scenario's scheduler, the kernel with\n\
     its default MPTCP scheduler (and only its uncoupled controllers: cubic, reno, bbr). Kernel\n\
     figures come from the kernel: `ss` per subflow every 100 ms, `nstat`, and the iperf3 receiver's\n\
@@ -164,6 +166,23 @@ fn check_scenario(sc: &Scenario) -> Result<Vec<String>, String> {
     if sc.flows.len() != 1 || sc.flow_paths[0] != names {
         return Err(format!(
             "{}: compare needs exactly one flow over every path of the topology in order ({names:?})",
+            sc.name
+        ));
+    }
+    // iperf3 and `braid send` send bulk data, alone, for the whole run, on
+    // every path at once: a simulation of anything else would be compared
+    // with a different experiment.
+    let f = &sc.flows[0];
+    let unlike = [
+        (!sc.cross.is_empty(), "cross traffic ([[cross]])"),
+        (f.start != braid_proto::Instant::ZERO, "a flow that starts late (`start`)"),
+        (f.size.is_some(), "a transfer of a given size (`size`)"),
+        (f.source != braid_sim::Source::Bulk, "an application rate (`app_rate`)"),
+        (f.subflows.iter().any(|&(_, backup)| backup), "backup paths (`backup`)"),
+    ];
+    if let Some((_, what)) = unlike.iter().find(|(unlike, _)| *unlike) {
+        return Err(format!(
+            "{}: compare runs bulk transfers on every path, alone, for the whole run; the scenario has {what}",
             sc.name
         ));
     }
@@ -522,12 +541,16 @@ pub fn run(a: Args) -> Result<(), String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let seeds = if a.seeds.is_empty() { vec![sc.seed] } else { a.seeds.clone() };
+    // Ctrl-C or a SIGTERM ends the waits with an error, so the children
+    // and the testbed are taken down on the way out.
+    braid_emu::signals::install();
     let mut all = vec![];
     for (cc, (with, note)) in a.cc.iter().zip(&plans) {
         if let Some(note) = note {
             eprintln!("compare: {note}");
         }
         for &seed in &seeds {
+            testbed::interrupted()?;
             let c = compare_one(&a, &sc, &names, (cc, seed, with), a.out.as_deref())?;
             if !a.json {
                 crate::emit(&(table(&c) + "\n"));
@@ -573,6 +596,25 @@ mod tests {
         let text = braid_lab::DEFAULT_SCENARIO.replace(r#"paths = ["L1", "L2"]"#, r#"paths = ["L2"]"#);
         let sc = scenario::parse(&text, "t").unwrap();
         assert!(check_scenario(&sc).unwrap_err().contains("every path"));
+    }
+
+    /// The real sides run bulk transfers alone for the whole run, so a
+    /// scenario whose simulation would run anything else is refused.
+    #[test]
+    fn refuses_what_the_real_stacks_would_not_run() {
+        let flow = r#"paths = ["L1", "L2"]"#;
+        for (extra, says) in [
+            ("\nstart = \"1s\"", "`start`"),
+            ("\nsize = \"1MB\"", "`size`"),
+            ("\napp_rate = \"1Mbit\"", "`app_rate`"),
+            ("\nbackup = [\"L2\"]", "`backup`"),
+            ("\n[[cross]]\npath = \"L1\"\nrate = \"1Mbit\"", "[[cross]]"),
+        ] {
+            let text = braid_lab::DEFAULT_SCENARIO.replace(flow, &format!("{flow}{extra}"));
+            let sc = scenario::parse(&text, "t").unwrap_or_else(|e| panic!("{extra}: {e}"));
+            let e = check_scenario(&sc).unwrap_err();
+            assert!(e.contains(says), "{extra}: {e}");
+        }
     }
 
     #[test]

@@ -46,6 +46,16 @@ pub fn run_quiet(cmd: &mut Command, what: &str) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// An error once SIGINT or SIGTERM arrived (after `signals::install`):
+/// every wait checks it, so the run ends through the `Drop`s that take
+/// its children and the testbed down.
+pub fn interrupted() -> Result<(), String> {
+    match braid_emu::signals::stop_requested() {
+        true => Err("interrupted".into()),
+        false => Ok(()),
+    }
+}
+
 pub fn in_ns(ns: &str, args: &[&str]) -> Command {
     let mut c = Command::new("ip");
     c.args(["netns", "exec", ns]).args(args);
@@ -101,10 +111,6 @@ impl Reaped {
     fn wait(&mut self) -> Result<ExitStatus, String> {
         self.0.take().expect("not finished").wait().map_err(|e| e.to_string())
     }
-
-    pub fn finish(mut self) -> Result<std::process::Output, String> {
-        self.0.take().expect("not finished").wait_with_output().map_err(|e| e.to_string())
-    }
 }
 
 impl Drop for Reaped {
@@ -151,7 +157,9 @@ impl Lines {
     pub fn wait_for(&mut self, needle: &str, timeout: Duration) -> Result<(), String> {
         let deadline = Instant::now() + timeout;
         loop {
-            match self.rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            interrupted()?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left.min(Duration::from_millis(100))) {
                 Ok(line) => {
                     let found = line.contains(needle);
                     self.seen.push(line);
@@ -159,6 +167,7 @@ impl Lines {
                         return Ok(());
                     }
                 }
+                Err(mpsc::RecvTimeoutError::Timeout) if !left.is_zero() => {}
                 Err(_) => {
                     let stderr = self.stderr_text();
                     let secs = timeout.as_secs_f64();
@@ -168,11 +177,28 @@ impl Lines {
         }
     }
 
+    /// Whether the child still runs.
+    pub fn running(&mut self) -> Result<bool, String> {
+        self.child.running()
+    }
+
     /// Waits up to `timeout` for the child to exit; its whole output then,
     /// or an error with what it wrote to stderr if it failed or overran.
-    pub fn finish(mut self, timeout: Duration) -> Result<String, String> {
+    pub fn finish(self, timeout: Duration) -> Result<String, String> {
+        let what = self.what.clone();
+        let (status, stdout, stderr) = self.output(timeout)?;
+        if !status.success() {
+            return Err(format!("{what} failed ({status}): {}", stderr.trim()));
+        }
+        Ok(stdout)
+    }
+
+    /// Waits up to `timeout` for the child to exit; how it ended, and its
+    /// whole stdout and stderr. An error if it overran.
+    pub fn output(mut self, timeout: Duration) -> Result<(ExitStatus, String, String), String> {
         let deadline = Instant::now() + timeout;
         while self.child.running()? {
+            interrupted()?;
             if Instant::now() >= deadline {
                 return Err(format!("{} did not finish within {:.0} s", self.what, timeout.as_secs_f64()));
             }
@@ -181,11 +207,7 @@ impl Lines {
         let status = self.child.wait()?;
         // The pipe is closed now: the reader thread sends what is left and stops.
         self.seen.extend(self.rx.iter());
-        if !status.success() {
-            let stderr = self.stderr_text();
-            return Err(format!("{} failed ({status}): {}", self.what, stderr.trim()));
-        }
-        Ok(self.seen.join("\n"))
+        Ok((status, self.seen.join("\n"), self.stderr_text()))
     }
 
     /// What the child wrote to stderr (once it closed the pipe; empty if
@@ -196,5 +218,27 @@ impl Lines {
             return String::new();
         }
         self.stderr.take().and_then(|h| h.join().ok()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child that writes more than a pipe holds only as it ends (iperf3's
+    /// JSON report after a long run) finishes while its caller polls it,
+    /// and all of its output arrives.
+    #[test]
+    fn a_long_report_at_the_end_does_not_block_the_child() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "sleep 0.1; head -c 300000 /dev/zero | tr '\\0' a; echo; echo done >&2"]);
+        let mut child = Lines::spawn(&mut cmd, "the writer").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.running().unwrap() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (status, stdout, stderr) = child.output(Duration::from_secs(1)).unwrap();
+        assert!(status.success());
+        assert_eq!((stdout.len(), stderr.trim()), (300_000, "done"));
     }
 }
