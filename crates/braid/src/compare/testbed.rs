@@ -65,6 +65,22 @@ pub fn in_ns(ns: &str, args: &[&str]) -> Command {
 /// The testbed, taken down when dropped (also on errors and panics).
 pub struct Testbed<'a> {
     script: &'a Path,
+    /// Held while the testbed is up: another `braid compare` would take
+    /// down these namespaces (the script's `up` starts with `down`).
+    _lock: std::fs::File,
+}
+
+/// Takes the lock of the testbed's namespaces, or says who holds it.
+fn lock() -> Result<std::fs::File, String> {
+    let path = std::env::temp_dir().join(format!("{PREFIX}.lock"));
+    let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(format!("another braid compare uses the testbed's namespaces ({PREFIX}-*; lock {})", path.display()))
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(format!("{}: {e}", path.display())),
+    }
 }
 
 impl<'a> Testbed<'a> {
@@ -76,7 +92,7 @@ impl<'a> Testbed<'a> {
         let mut cmd = Command::new(script);
         cmd.env("BRAID", &braid).args(["up", "--shaper", "emulator", "--prefix", PREFIX, "--scenario"]);
         cmd.arg(scenario).args(["--emulate-arg", &seed_arg]);
-        let bed = Testbed { script };
+        let bed = Testbed { script, _lock: lock()? };
         run_quiet(&mut cmd, &format!("{} up", script.display()))?;
         Ok(bed)
     }
