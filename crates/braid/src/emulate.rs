@@ -46,7 +46,7 @@ pub struct Args {
     /// cuts the emulator's p99 added delay from 2-4 ms to under 1 ms (docs/emulator.md).
     #[arg(long)]
     no_realtime: bool,
-    /// Print the counters as one JSON object.
+    /// Print the counters as one JSON object (the address plan and `ready` then go to stderr).
     #[arg(long)]
     json: bool,
     /// Print one line per path (name, bottleneck rate in bit/s, its queue in bytes, one-way delay
@@ -180,7 +180,11 @@ pub fn run(a: Args) -> Result<(), String> {
     let emu = Emulator::start(&cfg)?;
     let started = std::time::Instant::now();
     let names: Vec<String> = cfg.topology.paths.iter().map(|p| p.name.clone()).collect();
-    let mut out = std::io::stdout().lock();
+    // With --json, standard output holds the report alone.
+    let mut out: Box<dyn Write> = match a.json {
+        true => Box::new(std::io::stderr().lock()),
+        false => Box::new(std::io::stdout().lock()),
+    };
     let _ = writeln!(out, "{}ready", plan::describe(&names));
     let _ = out.flush();
     drop(out);
