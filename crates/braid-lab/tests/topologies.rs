@@ -476,3 +476,24 @@ fn scenarios_too_large_to_build_are_refused_by_key() {
         assert!(t0.elapsed() < std::time::Duration::from_secs(30), "{key}: {:?}", t0.elapsed());
     }
 }
+
+/// Outages that meet (one ends as the next begins) take the link down for
+/// both, in whatever order the file lists them (in file order the second's
+/// "down" ran before the first's "up", and the link was up during it).
+#[test]
+fn outages_that_meet_hold_the_link_down_in_any_order() {
+    let drops = |down: &str| {
+        let toml = format!(
+            "duration = \"4s\"\n[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nname = \"L1\"\n\
+             rate = \"10Mbit\"\nrtt = \"10ms\"\ndown = {down}\n[[flow]]\npaths = [\"L1\"]\n\
+             [[cross]]\npath = \"L1\"\nrate = \"1.2Mbit\"\n"
+        );
+        let (_, sum) = run(&scenario(&toml), RunOptions::default(), &mut |_| {}).unwrap();
+        sum.links.iter().find(|l| l.name == "L1").unwrap().drops_down
+    };
+    let forward = drops(r#"[{from = "1s", to = "2s"}, {from = "2s", to = "3s"}]"#);
+    let reversed = drops(r#"[{from = "2s", to = "3s"}, {from = "1s", to = "2s"}]"#);
+    let whole = drops(r#"[{from = "1s", to = "3s"}]"#);
+    assert!(whole > 150, "two seconds of 100 packets a second: {whole}");
+    assert_eq!((forward, reversed), (whole, whole));
+}

@@ -498,11 +498,14 @@ impl<T> Link<T> {
 
     /// Takes the link down at `now`: the packets still waiting are dropped
     /// and handed back; the one in service and those propagating go on.
+    /// So does the head of a trace link's FIFO, given its opportunity but
+    /// waiting for it: the link's arrival event is its (a trace link's
+    /// head can wait, where a fixed-rate link's head has always started).
     pub fn go_down(&mut self, now: Instant) -> impl Iterator<Item = T> + '_ {
         self.up = false;
         self.settle(now);
-        self.stats.drops_down += u64::from(self.waiting);
-        let keep = self.fifo.len() - self.waiting as usize;
+        let keep = (self.fifo.len() - self.waiting as usize).max(usize::from(!self.fifo.is_empty()));
+        self.stats.drops_down += (self.fifo.len() - keep) as u64;
         self.waiting = 0;
         self.queue_bytes = 0;
         if let Some(last) = keep.checked_sub(1).map(|i| self.fifo[i].end) {
@@ -743,5 +746,26 @@ mod tests {
         // Idle until 12 ms: the next opportunity is at 13 ms (3 ms into the
         // second period).
         assert_eq!(l.offer(ms(12), 3, 1500), accepted(false, 14));
+    }
+
+    /// A trace link's head can wait for its opportunity after the packet
+    /// before it arrived; an outage then keeps it, since the link's
+    /// arrival event is its (dropping it left the event with no packet,
+    /// and the run panicked), and drops only the packets behind it.
+    #[test]
+    fn an_outage_keeps_a_trace_link_s_waiting_head() {
+        let trace = Arc::new(DeliveryTrace::parse("3\n100\n").unwrap());
+        let mut l = link_with(QueueLimit::Packets(10), |spec| spec.trace = Some(trace));
+        let ms = |t: u64| Instant::from_nanos(t * 1_000_000);
+        // Each packet fills an opportunity: 1 waits for the one at 100 ms.
+        for i in 0..3 {
+            l.offer(Instant::ZERO, i, crate::trace::OPPORTUNITY_BYTES);
+        }
+        assert_eq!(l.arrive(ms(4)).0, 0);
+        assert_eq!(l.next_arrival(), Some(ms(101)), "1 waits for the opportunity at 100 ms");
+        assert_eq!(l.go_down(ms(50)).collect::<Vec<_>>(), [2]);
+        assert_eq!(l.stats(ms(50)).drops_down, 1);
+        assert_eq!(l.next_arrival(), Some(ms(101)));
+        assert_eq!(l.arrive(ms(101)).0, 1);
     }
 }

@@ -10,8 +10,10 @@
 //! advanced once per packet. From Good the chain moves to Bad with
 //! probability `p`, from Bad back to Good with probability `r`; a packet is
 //! lost with probability `loss_good` in Good and `loss_bad` in Bad. The
-//! chain moves first, then the packet is judged in the state it lands in
-//! (the order netem's `loss gemodel` uses). The stationary share of Bad is
+//! chain moves first, then the packet is judged in the state it lands in.
+//! (netem's `loss gemodel`, `loss_gilb_ell`, judges it in the state it
+//! left: the same stationary loss and burst lengths, each packet's fate
+//! shifted by one.) The stationary share of Bad is
 //! `p / (p + r)`, the loss rate `(r loss_good + p loss_bad) / (p + r)`, and
 //! with `loss_good = 0`, `loss_bad = 1` (Gilbert's original model) a loss
 //! burst lasts `1 / r` packets on average.

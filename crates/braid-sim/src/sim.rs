@@ -317,7 +317,12 @@ impl Sim {
         }
         sim.flows = flows;
         for (i, l) in sim.links.iter().enumerate() {
-            for &(down, up) in &l.spec().outages {
+            // In time order: where one outage ends as the next begins, the
+            // "up" of the first must run before the "down" of the second
+            // (events at one time run in the order pushed).
+            let mut outages = l.spec().outages.clone();
+            outages.sort_unstable();
+            for (down, up) in outages {
                 sim.events.push(down, Event::LinkState { link: i as u32, up: false });
                 sim.events.push(up, Event::LinkState { link: i as u32, up: true });
             }

@@ -102,7 +102,12 @@ impl DeliveryTrace {
     fn first_at_or_after(&self, t: Instant) -> u64 {
         let n = self.times.len() as u64;
         let ns = t.as_nanos();
-        let (cycle, within) = (ns / self.period, ns % self.period);
+        // A time on a period's boundary is the end of the period before
+        // (whose last opportunity lies there), not the start of the next.
+        let (cycle, within) = match ns {
+            0 => (0, 0),
+            _ => ((ns - 1) / self.period, (ns - 1) % self.period + 1),
+        };
         let idx = self.times.partition_point(|&x| x < within) as u64;
         cycle * n + idx
     }
@@ -175,7 +180,23 @@ mod tests {
         // Idle past 4 ms: the next period starts at 4 ms, its first
         // opportunity is at 5 ms; the 4 ms one was lost.
         assert_eq!(t.schedule(&mut c, ms(4) + Duration::from_nanos(1), 3000), (ms(5), ms(6)));
-        // Far in the future, without drift: period 1000 starts at 4000 ms.
-        assert_eq!(t.schedule(&mut c, ms(4000), 100), (ms(4001), ms(4001)));
+        // Far in the future, without drift: period 999 ends with an
+        // opportunity at 4000 ms, which a packet arriving then takes;
+        // period 1000's first is at 4001 ms.
+        assert_eq!(t.schedule(&mut c, ms(4000), 100), (ms(4000), ms(4000)));
+        assert_eq!(t.schedule(&mut c, ms(4000) + Duration::from_nanos(1), 100), (ms(4001), ms(4001)));
+    }
+
+    /// An idle link offered a packet on a period's boundary sends it at the
+    /// opportunity there, the period's last (it was skipped for the next
+    /// period's first).
+    #[test]
+    fn the_opportunity_on_a_period_boundary_is_taken() {
+        let t = DeliveryTrace::parse("3\n3\n10\n").unwrap();
+        assert_eq!(t.schedule(&mut TraceCursor::default(), ms(10), 1500), (ms(10), ms(10)));
+        assert_eq!(t.schedule(&mut TraceCursor::default(), ms(20), 1500), (ms(20), ms(20)));
+        assert_eq!(t.schedule(&mut TraceCursor::default(), ms(0), 1500), (ms(3), ms(3)));
+        let before = Instant::from_nanos(10_000_000 - 1);
+        assert_eq!(t.schedule(&mut TraceCursor::default(), before, 1500), (ms(10), ms(10)));
     }
 }
