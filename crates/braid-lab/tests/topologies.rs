@@ -491,6 +491,12 @@ fn outages_that_meet_hold_the_link_down_in_any_order() {
         let (_, sum) = run(&scenario(&toml), RunOptions::default(), &mut |_| {}).unwrap();
         sum.links.iter().find(|l| l.name == "L1").unwrap().drops_down
     };
+    let text = |down: &str| {
+        format!("[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nname = \"L1\"\nrate = \"10Mbit\"\ndown = {down}\n[[flow]]\n")
+    };
+    let listed = scenario(&text(r#"[{from = "2s", to = "3s"}, {from = "1s", to = "2s"}]"#));
+    let l1 = listed.topology.links.iter().find(|l| l.name == "L1").unwrap();
+    assert!(l1.outages.is_sorted(), "the emulator walks them in order: {:?}", l1.outages);
     let forward = drops(r#"[{from = "1s", to = "2s"}, {from = "2s", to = "3s"}]"#);
     let reversed = drops(r#"[{from = "2s", to = "3s"}, {from = "1s", to = "2s"}]"#);
     let whole = drops(r#"[{from = "1s", to = "3s"}]"#);

@@ -125,7 +125,10 @@ pub struct LinkSpec {
     pub queue: QueueLimit,
     /// Random loss of offered packets (Bernoulli `p = 0` for none).
     pub loss: LossSpec,
-    /// Intervals `[down, up)` during which the link carries nothing.
+    /// Intervals `[down, up)` during which the link takes nothing: what
+    /// waits in its queue at `down` is dropped, the packet in service and
+    /// those propagating arrive. The simulator takes them in any order;
+    /// the emulator walks them in time order (the scenario parser sorts).
     pub outages: Vec<(Instant, Instant)>,
     /// Early drops in front of the drop-tail limit (RED, random drop).
     pub aqm: Aqm,

@@ -373,6 +373,9 @@ fn link_common(cx: &Ctx, key: &str, l: &RawLink, bdp_rtt: Duration) -> Result<Li
         }
         outages.push((from, to));
     }
+    // In time order, as the emulator walks them (an earlier outage listed
+    // later was never applied there).
+    outages.sort_unstable();
     let queue = queue_limit(queue, rate_bps, bdp_rtt);
     let aqm = parse_aqm(cx, &format!("{key}.aqm"), l.aqm.as_deref(), queue)?;
     let policer = l.policer.as_ref().map(|p| policer(cx, &format!("{key}.policer"), p)).transpose()?;
