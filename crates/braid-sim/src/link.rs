@@ -127,8 +127,8 @@ pub struct LinkSpec {
     pub loss: LossSpec,
     /// Intervals `[down, up)` during which the link takes nothing: what
     /// waits in its queue at `down` is dropped, the packet in service and
-    /// those propagating arrive. The simulator takes them in any order;
-    /// the emulator walks them in time order (the scenario parser sorts).
+    /// those propagating arrive. In time order and apart, as the scenario
+    /// parser makes them: the simulator and the emulator both rely on it.
     pub outages: Vec<(Instant, Instant)>,
     /// Early drops in front of the drop-tail limit (RED, random drop).
     pub aqm: Aqm,

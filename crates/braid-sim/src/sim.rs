@@ -317,12 +317,10 @@ impl Sim {
         }
         sim.flows = flows;
         for (i, l) in sim.links.iter().enumerate() {
-            // In time order: where one outage ends as the next begins, the
-            // "up" of the first must run before the "down" of the second
-            // (events at one time run in the order pushed).
-            let mut outages = l.spec().outages.clone();
-            outages.sort_unstable();
-            for (down, up) in outages {
+            // In time order (`LinkSpec::outages`): where one outage ends as
+            // the next begins, the "up" of the first runs before the "down"
+            // of the second (events at one time run in the order pushed).
+            for &(down, up) in &l.spec().outages {
                 sim.events.push(down, Event::LinkState { link: i as u32, up: false });
                 sim.events.push(up, Event::LinkState { link: i as u32, up: true });
             }
