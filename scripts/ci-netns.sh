@@ -9,6 +9,8 @@
 #     has the tcp_probe trace event).
 # Installs iperf3 and mptcpd (for mptcpize) with apt-get when missing. Skips, saying why,
 # only where the machine cannot do it at all (not root, no TUN device, no namespaces).
+# BRAID_PROFILE=test uses the binaries `cargo test` already built (CI does, to skip a release
+# build); the default is release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,10 +32,12 @@ ip netns del braid-ci-probe
 
 BRAID_NETNS_TESTS=1 cargo test -p braid-emu --test netns -- --nocapture --test-threads=1
 
-cargo build --release -q
+profile="${BRAID_PROFILE:-release}"
+cargo build --profile "$profile" -q -p braid --bin braid
+[ "$profile" = test ] && dir=debug || dir="$profile"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-target/release/braid compare scenarios/hybrid-access.toml --cc cubic --with kernel,braid --duration 5s --out "$out"
+"target/$dir/braid" compare scenarios/hybrid-access.toml --cc cubic --with kernel,braid --duration 5s --out "$out"
 python3 - "$out/compare.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))[0]

@@ -19,6 +19,8 @@
 # Skips, saying why, only where the machine cannot do it (not root, no namespaces).
 #
 #   scripts/net-e2e.sh [CASE...]      e.g. scripts/net-e2e.sh 1 3  (default: all)
+# BRAID_PROFILE=test uses the binaries `cargo test` already built (CI does, to skip a release
+# build); the default is release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,9 +30,11 @@ ip netns add braid-e2e-probe 2>/dev/null || skip "cannot create network namespac
 ip netns del braid-e2e-probe
 command -v python3 >/dev/null || { echo "net-e2e: python3 is needed to read the JSON lines" >&2; exit 1; }
 
-cargo build --release -q -p braid -p braid-net --bins --example forge_join
-braid="$PWD/target/release/braid"
-forge="$PWD/target/release/examples/forge_join"
+profile="${BRAID_PROFILE:-release}"
+cargo build --profile "$profile" -q -p braid -p braid-net --bins --example forge_join
+[ "$profile" = test ] && dir=debug || dir="$profile"
+braid="$PWD/target/$dir/braid"
+forge="$PWD/target/$dir/examples/forge_join"
 export BRAID="$braid"
 
 prefix=bnet
