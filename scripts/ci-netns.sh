@@ -35,9 +35,11 @@ BRAID_NETNS_TESTS=1 cargo test -p braid-emu --test netns -- --nocapture --test-t
 profile="${BRAID_PROFILE:-release}"
 cargo build --profile "$profile" -q -p braid --bin braid
 [ "$profile" = test ] && dir=debug || dir="$profile"
+# kernel-trace.sh and testbed.sh run $BRAID.
+export BRAID="$PWD/target/$dir/braid"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-"target/$dir/braid" compare scenarios/hybrid-access.toml --cc cubic --with kernel,braid --duration 5s --out "$out"
+"$BRAID" compare scenarios/hybrid-access.toml --cc cubic --with kernel,braid --duration 5s --out "$out"
 python3 - "$out/compare.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))[0]

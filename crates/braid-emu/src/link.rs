@@ -23,8 +23,7 @@ use braid_proto::{Duration, Instant};
 use braid_sim::loss::{LossModel, LossSpec};
 use braid_sim::policer::TokenBucket;
 use braid_sim::trace::TraceCursor;
-use braid_sim::{Aqm, LinkSpec, LinkStats, QueueLimit};
-use rand::Rng;
+use braid_sim::{Aqm, LinkSpec, LinkStats, QueueLimit, Red, RED_PACKET_BYTES};
 use rand_chacha::ChaCha8Rng;
 
 use crate::packet::Meta;
@@ -123,9 +122,6 @@ fn before(t: Instant, d: Duration) -> Instant {
     Instant::from_nanos(t.as_nanos().saturating_sub(d.as_nanos()))
 }
 
-/// Segment sizes the RED idle decay is measured in, as in the simulator.
-const RED_IDLE_PACKET: u32 = 1500;
-
 impl Link {
     /// `loss` replaces the spec's Bernoulli `loss` (Gilbert–Elliott); the
     /// random stream is seeded per link.
@@ -201,6 +197,8 @@ impl Link {
         self.stats.packets_sent -= cut as u64;
         self.stats.bytes_sent -= self.waiting_bytes;
         self.stats.drops_down += cut as u64;
+        // As in the simulator: the dropped segments' trace opportunities are free again.
+        self.trace_at.rewind(self.waiting_bytes);
         self.waiting.clear();
         self.waiting_bytes = 0;
         while cut > 0 {
@@ -347,14 +345,9 @@ impl Link {
             }
             Aqm::Red(red) => red,
         };
-        if self.busy_until <= t {
-            let m =
-                (t - self.busy_until).as_nanos() as f64 / self.serialisation(RED_IDLE_PACKET).as_nanos().max(1) as f64;
-            self.red_avg *= (1.0 - red.weight).powf(m);
-        }
-        self.red_avg = (1.0 - red.weight) * self.red_avg + red.weight * self.waiting.len() as f64;
-        let p = red.drop_probability(self.red_avg);
-        p > 0.0 && self.rng.gen::<f64>() < p
+        let queue = Red::queue_measure(self.spec.queue, self.waiting.len(), self.waiting_bytes);
+        let per_packet = self.serialisation(RED_PACKET_BYTES);
+        red.arrival(&mut self.red_avg, t.saturating_since(self.busy_until), per_packet, queue, &mut self.rng)
     }
 }
 
@@ -362,7 +355,7 @@ impl Link {
 mod tests {
     use super::*;
     use crate::packet::{tests::super_packet, Meta};
-    use rand::SeedableRng;
+    use rand::{Rng, SeedableRng};
 
     fn spec(rate_bps: u64, delay_ms: u64, queue: QueueLimit, loss: f64) -> LinkSpec {
         LinkSpec {

@@ -11,7 +11,12 @@ use common::simulate_seed as simulate;
 
 /// Mean over seeds 1 and 2 of `f(summary)`.
 fn mean_over_seeds(toml: &str, f: impl Fn(&Summary) -> f64) -> f64 {
-    (f(&simulate(toml, 1)) + f(&simulate(toml, 2))) / 2.0
+    mean_over(toml, 2, f)
+}
+
+/// Mean over seeds 1 to `seeds` of `f(summary)`.
+fn mean_over(toml: &str, seeds: u64, f: impl Fn(&Summary) -> f64) -> f64 {
+    (1..=seeds).map(|seed| f(&simulate(toml, seed))).sum::<f64>() / seeds as f64
 }
 
 /// A scenario of one flow running `cc` over one link of the two-path
@@ -31,7 +36,9 @@ fn one_path(duration: &str, link: &str, cc: &str) -> String {
 /// Reno flow), and at most one for delay-based wVegas.
 ///
 /// The band is 12% of the expected share: the largest deviation measured
-/// over these 16 cases is 9.6% (OLIA against five flows), and 12% still
+/// over these 16 cases, each the mean of seeds 1-4, is 10.6% (EWTCP
+/// against five flows, whose share is 10% short over seeds 1-10 too; two
+/// seeds left it at the band's edge), and 12% still
 /// separates one TCP share from SEMICOUPLED's sqrt(2) (17% apart against
 /// one flow, 32% against five), so LIA with its coupling turned off
 /// (alpha = 1, which is SEMICOUPLED) fails.
@@ -68,7 +75,7 @@ fn do_no_harm_at_a_shared_bottleneck() {
             for i in 0..competitors {
                 toml += &format!("[[flow]]\nname = \"tcp{i}\"\ncc = \"reno\"\n");
             }
-            let share = mean_over_seeds(&toml, |s| {
+            let share = mean_over(&toml, 4, |s| {
                 let total: f64 = s.flows.iter().map(|f| f.goodput_mbps).sum();
                 s.flows[0].goodput_mbps / total
             });

@@ -10,8 +10,13 @@
 //! the "gentle" extension): the average queue length is an EWMA updated on
 //! every arrival and decayed over idle time as in the paper; the early-drop
 //! probability rises linearly from 0 at `min_th` to `max_p` at `max_th`, and
-//! on to 1 at `2 max_th`. Deviation: the paper spreads drops with a count
-//! since the last drop (p_a = p_b / (1 - count p_b)); Braid uses p_b as is.
+//! on to 1 at `2 max_th`. As in the authors' ns-2 code (`queue/red.cc`), an
+//! arrival that finds at most one packet waiting is never dropped early
+//! (`qlen > 1`), so one that reaches an idle link always starts it and its
+//! idle time decays the average once. Under a byte limit the queue is
+//! measured in bytes over 1500 (ns-2's `queue-in-bytes`). Deviation: the
+//! paper spreads drops with a count since the last drop (p_a = p_b / (1 -
+//! count p_b)); Braid uses p_b as is.
 //! RED exists here because a deterministic drop-tail queue shared by a few
 //! flows shows phase effects (Floyd & Jacobson 1991): which flow loses a
 //! packet depends on timing, not on its rate.
@@ -42,6 +47,9 @@ pub enum QueueLimit {
     Bytes(u64),
 }
 
+/// The packet size RED's idle decay and byte-limit measure assume.
+pub const RED_PACKET_BYTES: u32 = 1500;
+
 /// RED parameters, queue lengths in packets.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Red {
@@ -59,6 +67,30 @@ impl Red {
     pub fn for_limit(limit_packets: f64) -> Red {
         let max_th = (limit_packets / 2.0).max(3.0);
         Red { min_th: max_th / 3.0, max_th, max_p: 0.1, weight: 0.002 }
+    }
+
+    /// An arrival that finds `queue` packets waiting (not counting the one
+    /// in service) after the link was idle for `idle` (zero when busy),
+    /// with `per_packet` the time a 1500-byte packet takes: moves the
+    /// average `avg` (decayed as if `idle / per_packet` packets had been
+    /// served, then one EWMA step towards `queue`) and draws an early drop.
+    pub fn arrival(&self, avg: &mut f64, idle: Duration, per_packet: Duration, queue: f64, rng: &mut impl Rng) -> bool {
+        if idle > Duration::ZERO {
+            let m = idle.as_nanos() as f64 / per_packet.as_nanos().max(1) as f64;
+            *avg *= (1.0 - self.weight).powf(m);
+        }
+        *avg = (1.0 - self.weight) * *avg + self.weight * queue;
+        let p = if queue > 1.0 { self.drop_probability(*avg) } else { 0.0 };
+        p > 0.0 && rng.gen::<f64>() < p
+    }
+
+    /// The queue RED measures: packets waiting, or under a byte limit
+    /// their bytes over 1500.
+    pub fn queue_measure(limit: QueueLimit, waiting: usize, waiting_bytes: u64) -> f64 {
+        match limit {
+            QueueLimit::Packets(_) => waiting as f64,
+            QueueLimit::Bytes(_) => waiting_bytes as f64 / f64::from(RED_PACKET_BYTES),
+        }
     }
 
     /// Early-drop probability at average queue `avg` (gentle RED).
@@ -264,7 +296,8 @@ const PER_PACKET_BYTES: usize = 128;
 #[repr(C, align(64))]
 pub struct Link<T> {
     fifo: VecDeque<OnLink<T>>,
-    /// When the serialiser is free for the next packet.
+    /// When the serialiser is free for the next packet: `free_at` plus
+    /// `free_at_fraction` / 2^32 ns.
     free_at: Instant,
     /// The last `waiting` packets of `fifo` had not started serialising at
     /// the last offer, and hold `queue_bytes`.
@@ -281,8 +314,17 @@ pub struct Link<T> {
     delay: Duration,
     /// The last serialisation time computed, by wire size: packets come in
     /// two or three sizes, and a division per packet is not free.
-    last_serialisation: (u32, Duration),
-    queue: QueueLimit,
+    last_serialisation: Serialisation,
+    /// The drop-tail limit: `queue` in two fields, so that one offer tests
+    /// both and the fraction below fits in the line.
+    limit_bytes: u64,
+    limit_packets: u32,
+    /// The fraction of a nanosecond past `free_at` at which the serialiser
+    /// is free, in 2^-32 ns: a packet's time is rarely a whole number of
+    /// nanoseconds (a 1500-byte packet takes 1.2 ns at 10 Tbit/s), and
+    /// rounding each up would take capacity from fast links (10 Tbit/s
+    /// carried 6).
+    free_at_fraction: u32,
     /// Counters, with packets counted as they leave; see [`Link::stats`].
     /// Those that move per packet come first, in the second line.
     stats: LinkStats,
@@ -312,8 +354,16 @@ impl<T> Link<T> {
             early_drops: !matches!(spec.aqm, Aqm::DropTail),
             traced: spec.trace.is_some(),
             delay: spec.delay,
-            last_serialisation: (0, Duration::ZERO),
-            queue: spec.queue,
+            last_serialisation: Serialisation::default(),
+            limit_bytes: match spec.queue {
+                QueueLimit::Packets(_) => u64::MAX,
+                QueueLimit::Bytes(b) => b,
+            },
+            limit_packets: match spec.queue {
+                QueueLimit::Packets(n) => n,
+                QueueLimit::Bytes(_) => u32::MAX,
+            },
+            free_at_fraction: 0,
             stats: LinkStats::default(),
             loss: LossModel::new(spec.loss),
             spec,
@@ -335,15 +385,17 @@ impl<T> Link<T> {
         &self.spec
     }
 
+    /// The time `bytes` take at the link's rate, rounded up to a whole
+    /// nanosecond.
     pub fn serialisation(&self, bytes: u32) -> Duration {
         Duration::from_nanos((u64::from(bytes) * 8 * 1_000_000_000).div_ceil(self.spec.rate_bps.max(1)))
     }
 
-    fn serialisation_cached(&mut self, bytes: u32) -> Duration {
-        if self.last_serialisation.0 != bytes {
-            self.last_serialisation = (bytes, self.serialisation(bytes));
+    fn serialisation_cached(&mut self, bytes: u32) -> Serialisation {
+        if self.last_serialisation.bytes != bytes {
+            self.last_serialisation = Serialisation::of(bytes, self.spec.rate_bps);
         }
-        self.last_serialisation.1
+        self.last_serialisation
     }
 
     /// Packets waiting to be serialised at `now` (not the one in service).
@@ -355,7 +407,7 @@ impl<T> Link<T> {
     pub fn stats(&self, now: Instant) -> LinkStats {
         let mut s = self.stats;
         for p in self.fifo.iter().take_while(|p| p.end <= now) {
-            count_sent(&mut s, p);
+            count_sent(&mut s, p.bytes, self.time_on_wire(p));
         }
         s
     }
@@ -363,9 +415,29 @@ impl<T> Link<T> {
     /// Time the link has spent serialising up to `now`, the packet in
     /// service counted up to `now`: never more than the time elapsed, so
     /// utilisation computed from it never exceeds 1, over any interval.
+    ///
+    /// A trace link's opportunities deliver at instants, so its packets
+    /// count for the time their bytes take at the trace's mean rate, once
+    /// delivered: utilisation is then the share of the trace's capacity
+    /// used, exact over whole periods of the trace, and above 1 over a
+    /// shorter interval where the trace is above its mean.
     pub fn busy_time(&self, now: Instant) -> Duration {
-        let in_service = self.fifo.iter().find(|p| p.end > now).filter(|p| p.start <= now);
+        let in_service = self.fifo.iter().find(|p| p.end > now).filter(|p| p.start <= now && !self.traced);
         self.stats(now).busy + in_service.map_or(Duration::ZERO, |p| now - p.start)
+    }
+
+    /// The busy time `p` counts for (see [`Link::busy_time`]).
+    #[inline]
+    fn time_on_wire(&self, p: &OnLink<T>) -> Duration {
+        match self.traced {
+            false => p.end - p.start,
+            true => self.trace_busy_time(p.bytes),
+        }
+    }
+
+    #[cold]
+    fn trace_busy_time(&self, bytes: u32) -> Duration {
+        self.spec.trace.as_ref().expect("a traced link has a trace").busy_time(bytes)
     }
 
     /// The last `n` packets of the FIFO, oldest first.
@@ -408,7 +480,8 @@ impl<T> Link<T> {
             self.waiting -= 1;
             self.queue_bytes -= u64::from(p.bytes);
         }
-        count_sent(&mut self.stats, &p);
+        let busy = self.time_on_wire(&p);
+        count_sent(&mut self.stats, p.bytes, busy);
         (p.packet, p.bytes)
     }
 
@@ -430,13 +503,10 @@ impl<T> Link<T> {
             return Offer::Dropped(packet);
         }
         let start = if self.free_at <= now {
+            self.free_at_fraction = 0;
             now
         } else {
-            let full = match self.queue {
-                QueueLimit::Packets(n) => self.waiting >= n,
-                QueueLimit::Bytes(b) => self.queue_bytes + u64::from(bytes) > b,
-            };
-            if full {
+            if self.waiting >= self.limit_packets || self.queue_bytes + u64::from(bytes) > self.limit_bytes {
                 self.stats.drops_queue += 1;
                 return Offer::Dropped(packet);
             }
@@ -445,7 +515,12 @@ impl<T> Link<T> {
             self.free_at
         };
         let (start, end) = match self.traced {
-            false => (start, start + self.serialisation_cached(bytes)),
+            false => {
+                let time = self.serialisation_cached(bytes);
+                let (fraction, carry) = self.free_at_fraction.overflowing_add(time.fraction);
+                self.free_at_fraction = fraction;
+                (start, start + Duration::from_nanos(time.nanos + u64::from(carry)))
+            }
             true => self.trace_schedule(start, bytes),
         };
         self.free_at = end;
@@ -484,19 +559,14 @@ impl<T> Link<T> {
             Aqm::DropTail => return false,
             Aqm::RandomDrop(r) => {
                 let busy = self.free_at > now;
-                return busy && r.drops(self.queue, self.waiting as usize, self.queue_bytes, bytes, &mut *self.rng);
+                return busy
+                    && r.drops(self.spec.queue, self.waiting as usize, self.queue_bytes, bytes, &mut *self.rng);
             }
             Aqm::Red(red) => red,
         };
-        let q = self.waiting as f64;
-        if self.free_at <= now {
-            // Idle since `free_at`: decay as if `m` small packets had been served.
-            let m = (now - self.free_at).as_nanos() as f64 / self.serialisation(1500).as_nanos().max(1) as f64;
-            self.red_avg *= (1.0 - red.weight).powf(m);
-        }
-        self.red_avg = (1.0 - red.weight) * self.red_avg + red.weight * q;
-        let p = red.drop_probability(self.red_avg);
-        p > 0.0 && self.rng.gen::<f64>() < p
+        let queue = Red::queue_measure(self.spec.queue, self.waiting as usize, self.queue_bytes);
+        let per_packet = self.serialisation(RED_PACKET_BYTES);
+        red.arrival(&mut self.red_avg, now.saturating_since(self.free_at), per_packet, queue, &mut *self.rng)
     }
 
     /// Takes the link down at `now`: the packets still waiting are dropped
@@ -513,15 +583,40 @@ impl<T> Link<T> {
         self.queue_bytes = 0;
         if let Some(last) = keep.checked_sub(1).map(|i| self.fifo[i].end) {
             self.free_at = last;
+            self.free_at_fraction = 0;
+        }
+        if self.traced {
+            // The dropped packets had the opportunities after the kept ones,
+            // back to back: hand them back to the trace.
+            self.trace_at.rewind(self.fifo.range(keep..).map(|p| u64::from(p.bytes.max(1))).sum());
         }
         self.fifo.drain(keep..).map(|p| p.packet)
     }
 }
 
-fn count_sent<T>(s: &mut LinkStats, p: &OnLink<T>) {
+fn count_sent(s: &mut LinkStats, bytes: u32, busy: Duration) {
     s.packets_sent += 1;
-    s.bytes_sent += u64::from(p.bytes);
-    s.busy = s.busy + (p.end - p.start);
+    s.bytes_sent += u64::from(bytes);
+    s.busy = s.busy + busy;
+}
+
+/// A packet's time on the wire: whole nanoseconds and a fraction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Serialisation {
+    bytes: u32,
+    /// In 2^-32 ns, rounded down: the drift is under a nanosecond in four
+    /// billion packets.
+    fraction: u32,
+    nanos: u64,
+}
+
+impl Serialisation {
+    fn of(bytes: u32, rate_bps: u64) -> Serialisation {
+        let rate = u128::from(rate_bps.max(1));
+        let bits_ns = u128::from(bytes) * 8 * 1_000_000_000;
+        let fraction = ((bits_ns % rate) << 32) / rate;
+        Serialisation { bytes, fraction: fraction as u32, nanos: (bits_ns / rate) as u64 }
+    }
 }
 
 #[cfg(test)]
@@ -561,8 +656,10 @@ mod tests {
             offset_of!(L, early_drops) + 1,
             offset_of!(L, traced) + 1,
             offset_of!(L, delay) + 8,
-            offset_of!(L, last_serialisation) + size_of::<(u32, Duration)>(),
-            offset_of!(L, queue) + size_of::<QueueLimit>(),
+            offset_of!(L, last_serialisation) + size_of::<Serialisation>(),
+            offset_of!(L, limit_bytes) + 8,
+            offset_of!(L, limit_packets) + 4,
+            offset_of!(L, free_at_fraction) + 4,
             offset_of!(L, stats) + offset_of!(LinkStats, busy) + 8,
         ];
         assert!(ends.iter().all(|&end| end <= PER_PACKET_BYTES), "{ends:?}");
@@ -586,6 +683,27 @@ mod tests {
         assert_eq!(l.next_arrival(), Some(Instant::from_nanos(3_000_000)));
         let s = l.stats(Instant::from_nanos(2_000_000));
         assert_eq!((s.drops_queue, s.packets_sent), (1, 2));
+    }
+
+    /// A link carries its rate however few nanoseconds a packet takes: the
+    /// fractions add up (each packet's time rounded up, 10 Tbit/s carried
+    /// 6, and 10 Gbit/s carried 61-byte packets 0.4% slowly).
+    #[test]
+    fn fast_links_carry_their_rate() {
+        for (rate_bps, bytes, exact_ns) in
+            [(10_000_000_000_000, 1500, 1.2), (10_000_000_000, 61, 48.8), (3_000_000, 1000, 8e12 / 3e6)]
+        {
+            let mut l = link_with(QueueLimit::Packets(u32::MAX), |spec| spec.rate_bps = rate_bps);
+            let n = 100_000u32;
+            for i in 0..n {
+                assert!(matches!(l.offer(Instant::ZERO, i, bytes), Offer::Accepted { .. }));
+            }
+            let busy = (l.free_at - Instant::ZERO).as_nanos() as f64;
+            // Short by less than the last fraction and 2^-32 ns a packet.
+            let exact = exact_ns * f64::from(n);
+            let short = 1.0 + f64::from(n) / 2f64.powi(32);
+            assert!(busy <= exact + 1e-6 && busy > exact - short, "{rate_bps} bit/s: {busy} ns for {exact} ns");
+        }
     }
 
     #[test]
@@ -692,6 +810,41 @@ mod tests {
         assert!(l.stats(t).drops_early > 0, "{:?}", l.stats(t));
     }
 
+    /// As in ns-2: an arrival that finds at most one packet waiting is not
+    /// dropped early, whatever the average, so one that reaches an idle link
+    /// starts it and the idle time decays the average once (an early drop
+    /// there left the link idle, and the next arrival decayed it again).
+    #[test]
+    fn red_decays_idle_time_once_and_spares_a_short_queue() {
+        for seed in 0..20 {
+            let mut l = link_with(QueueLimit::Packets(100), |spec| spec.aqm = Aqm::Red(Red::for_limit(100.0)));
+            *l.rng = ChaCha8Rng::seed_from_u64(seed);
+            let red = Red::for_limit(100.0);
+            let t0 = Instant::ZERO;
+            for i in 0..5000 {
+                l.offer(t0, i, 1000);
+            }
+            assert!(l.red_avg > 60.0, "a standing queue raised the average: {}", l.red_avg);
+            // Idle for 100 packet times of 1500 bytes (1.5 ms each at 8 Mbit/s).
+            let idle = Duration::from_millis(150);
+            let t1 = l.free_at + idle;
+            let expected = l.red_avg * (1.0 - red.weight).powf(100.0) * (1.0 - red.weight);
+            assert!(red.drop_probability(expected) > 0.5, "{expected}");
+            assert!(matches!(l.offer(t1, 1, 1000), Offer::Accepted { .. }), "seed {seed}: dropped at an idle link");
+            assert!((l.red_avg - expected).abs() < 1e-9, "{} against {expected}", l.red_avg);
+            // Busy, none then one waiting: still spared; the average takes
+            // one step each, with no idle decay.
+            assert!(matches!(l.offer(t1, 2, 1000), Offer::Accepted { .. }), "seed {seed}: none waiting");
+            let busy = (1.0 - red.weight) * expected;
+            assert!((l.red_avg - busy).abs() < 1e-9);
+            assert!(matches!(l.offer(t1, 3, 1000), Offer::Accepted { .. }), "seed {seed}: one waiting");
+            assert!((l.red_avg - ((1.0 - red.weight) * busy + red.weight)).abs() < 1e-9);
+        }
+        // Under a byte limit RED measures bytes in 1500-byte packets.
+        assert_eq!(Red::queue_measure(QueueLimit::Bytes(150_000), 10, 600), 0.4);
+        assert_eq!(Red::queue_measure(QueueLimit::Packets(100), 10, 600), 10.0);
+    }
+
     /// A policer drops before the queue, whatever the queue holds, and
     /// its drops count towards the loss rate.
     #[test]
@@ -770,5 +923,69 @@ mod tests {
         assert_eq!(l.stats(ms(50)).drops_down, 1);
         assert_eq!(l.next_arrival(), Some(ms(101)));
         assert_eq!(l.arrive(ms(101)).0, 1);
+    }
+
+    /// A trace link kept busy is fully utilised: its packets count for
+    /// their bytes at the trace's mean rate (they counted for nothing,
+    /// delivered at an instant), and packets of half an opportunity for half.
+    #[test]
+    fn a_saturated_trace_link_is_fully_utilised() {
+        let trace = Arc::new(
+            DeliveryTrace::parse(
+                "1
+1
+3
+4
+",
+            )
+            .unwrap(),
+        );
+        for (bytes, busy_ms) in [(1504, 400), (752, 200)] {
+            let mut l = link_with(QueueLimit::Packets(u32::MAX), |spec| spec.trace = Some(trace.clone()));
+            for i in 0..400 {
+                l.offer(Instant::ZERO, i, bytes);
+            }
+            // 400 opportunities of 1504 bytes, four every 4 ms.
+            let t = Instant::from_nanos(400_000_000);
+            assert_eq!(l.stats(t).packets_sent, 400);
+            assert_eq!(l.busy_time(t), Duration::from_millis(busy_ms), "{bytes}-byte packets");
+        }
+    }
+
+    /// The opportunities an outage's dropped packets had are free again
+    /// when the link comes back up (the next packet waited for the
+    /// opportunity after theirs).
+    #[test]
+    fn an_outage_frees_the_dropped_packets_opportunities() {
+        let trace = Arc::new(
+            DeliveryTrace::parse(
+                "1
+2
+3
+4
+5
+6
+7
+8
+9
+10
+",
+            )
+            .unwrap(),
+        );
+        let mut l = link_with(QueueLimit::Packets(10), |spec| spec.trace = Some(trace));
+        let us = |t: u64| Instant::from_nanos(t * 1_000);
+        for (i, bytes) in [700, 700, 1000, 1504, 1504].into_iter().enumerate() {
+            l.offer(Instant::ZERO, i as u32, bytes);
+        }
+        // 0 and 1 share the 1 ms opportunity, 2 takes its last 104 bytes and
+        // 896 of the 2 ms one; 3 and 4 would take 2-3 ms and 3-4 ms.
+        assert_eq!(l.go_down(us(1500)).collect::<Vec<_>>(), [3, 4]);
+        l.up = true;
+        // 2000 bytes take the 608 left at 2 ms and 1392 at 3 ms, 1504 bytes
+        // the last 112 at 3 ms and 1392 at 4 ms.
+        let delay = l.spec.delay;
+        assert_eq!(l.offer(us(1600), 9, 2000), Offer::Accepted { first: false, arrives: us(3000) + delay });
+        assert_eq!(l.offer(us(1600), 10, 1504), Offer::Accepted { first: false, arrives: us(4000) + delay });
     }
 }

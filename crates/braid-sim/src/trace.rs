@@ -55,6 +55,20 @@ pub struct TraceCursor {
     left: u32,
 }
 
+impl TraceCursor {
+    /// Moves back over `bytes` of opportunities, handing them back: those
+    /// of packets scheduled back to back that will not be sent after all.
+    pub fn rewind(&mut self, bytes: u64) {
+        if bytes == 0 || self.left == 0 {
+            return;
+        }
+        let per = u64::from(OPPORTUNITY_BYTES);
+        let used = (self.opportunity * per + (per - u64::from(self.left))).saturating_sub(bytes);
+        self.opportunity = used / per;
+        self.left = (per - used % per) as u32;
+    }
+}
+
 impl DeliveryTrace {
     /// Parses mahimahi's text format. Blank lines are skipped.
     pub fn parse(text: &str) -> Result<DeliveryTrace, TraceError> {
@@ -136,6 +150,13 @@ impl DeliveryTrace {
             cursor.left = OPPORTUNITY_BYTES;
         }
         (start, end)
+    }
+
+    /// The time `bytes` take at the trace's mean rate: their share of one
+    /// period's capacity, times the period.
+    pub fn busy_time(&self, bytes: u32) -> Duration {
+        let capacity = self.times.len() as u128 * u128::from(OPPORTUNITY_BYTES);
+        Duration::from_nanos((u128::from(bytes) * u128::from(self.period) / capacity) as u64)
     }
 
     /// One period's length.

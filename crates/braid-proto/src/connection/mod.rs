@@ -130,7 +130,8 @@ pub struct ConnectionStats {
     /// Out-of-order bytes the receive buffer forgot to bound its
     /// bookkeeping (a peer leaving holes between tiny segments).
     pub pruned_bytes: u64,
-    /// Bytes queued for reinjection after subflow timeouts.
+    /// Bytes queued for reinjection after subflow timeouts (a byte queued
+    /// again while still queued counts once).
     pub reinjected_bytes: u64,
     /// Times new data had to wait for the peer's receive window (episodes,
     /// not attempts): connection-level head-of-line blocking.
@@ -160,6 +161,9 @@ pub struct Connection {
     /// before new data: DSN -> length, lowest first (it unblocks the
     /// receiver soonest), each range once however often it is queued.
     reinject: BTreeMap<u64, u32>,
+    /// No range queued for reinjection was ever longer.
+    reinject_longest: u32,
+    /// Bytes queued for reinjection, each once while it stays queued.
     reinjected_bytes: u64,
     invalid_packets: u64,
     /// The peer's receive window right edge; `None` until its first ACK
@@ -313,6 +317,7 @@ impl Connection {
             autotune,
             send_tuner,
             reinject: BTreeMap::new(),
+            reinject_longest: 0,
             reinjected_bytes: 0,
             invalid_packets: 0,
             peer_window: None,

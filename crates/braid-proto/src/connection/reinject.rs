@@ -2,8 +2,6 @@
 //! queued once, by data sequence number, and re-sent on another subflow
 //! before new data.
 
-use std::collections::btree_map::Entry;
-
 use super::timer::Timer;
 use super::{subflow_rto, Connection, Event};
 use crate::time::{Duration, Instant};
@@ -73,26 +71,34 @@ impl Connection {
     pub(super) fn queue_reinjection(&mut self, ranges: &[(u64, u32)]) {
         for &(dsn, len) in ranges {
             if let Some((dsn, len)) = self.send.unacked_part(dsn, len) {
-                self.reinjected_bytes += u64::from(self.queue_range(dsn, len));
+                self.reinjected_bytes += self.not_queued(dsn, len);
+                self.queue_range(dsn, len);
             }
         }
     }
 
-    /// Queues `len` bytes at `dsn` for reinjection; returns how many the
-    /// range starting there grew by. Ranges may overlap (`next_reinjection`
-    /// merges them), but one starting where another does keeps the longer
-    /// of the two: a shorter one must not drop the rest of a longer one
-    /// from the queue (what is sent from there is cut from the longer,
-    /// `take_segment`).
-    pub(super) fn queue_range(&mut self, dsn: u64, len: u32) -> u32 {
-        match self.reinject.entry(dsn) {
-            Entry::Vacant(e) => *e.insert(len),
-            Entry::Occupied(mut e) => {
-                let grown = len.saturating_sub(*e.get());
-                *e.get_mut() += grown;
-                grown
-            }
+    /// The bytes of `len` at `dsn` that no range in the reinjection queue
+    /// covers (queued ranges may overlap; none is longer than
+    /// `reinject_longest`).
+    fn not_queued(&self, dsn: u64, len: u32) -> u64 {
+        let end = dsn + u64::from(len);
+        let (mut at, mut new) = (dsn, 0);
+        for (&d, &l) in self.reinject.range(dsn.saturating_sub(u64::from(self.reinject_longest))..end) {
+            new += d.saturating_sub(at);
+            at = at.max((d + u64::from(l)).min(end));
         }
+        new + (end - at)
+    }
+
+    /// Queues `len` bytes at `dsn` for reinjection. Ranges may overlap
+    /// (`next_reinjection` merges them), but one starting where another
+    /// does keeps the longer of the two: a shorter one must not drop the
+    /// rest of a longer one from the queue (what is sent from there is cut
+    /// from the longer, `take_segment`).
+    pub(super) fn queue_range(&mut self, dsn: u64, len: u32) {
+        self.reinject_longest = self.reinject_longest.max(len);
+        let queued = self.reinject.entry(dsn).or_insert(0);
+        *queued = (*queued).max(len);
     }
 
     /// The lowest range queued for reinjection that still needs sending,
@@ -181,8 +187,12 @@ mod tests {
         c.queue_reinjection(&[(1000, 2000), (3000, 10)]);
         assert_eq!(c.reinject.iter().map(|(&d, &l)| (d, l)).collect::<Vec<_>>(), [(1000, 2000), (3000, 10)]);
         // What a range grew by is counted: the longer range's rest too.
-        // (Ranges that overlap from different starts count their overlap
-        // twice, as before.)
         assert_eq!(c.reinjected_bytes, 2010);
+        // Overlaps from other starts count once: 2500..3010 is queued.
+        c.queue_reinjection(&[(2500, 1000)]);
+        assert_eq!(c.reinjected_bytes, 2500);
+        // 500..4000 around 1000..3500: the 500 bytes either side.
+        c.queue_reinjection(&[(500, 3500)]);
+        assert_eq!(c.reinjected_bytes, 3500);
     }
 }
