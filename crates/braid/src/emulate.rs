@@ -31,10 +31,10 @@ pub struct Args {
     #[arg(long, default_value = "braid-server")]
     server_ns: String,
     /// Seed of the links' random streams; overrides the scenario's `seed` (0 to 2^63 - 1).
-    #[arg(long, value_parser = crate::seed_range())]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::seed_range())]
     seed: Option<u64>,
     /// Stop after this long (e.g. "30s"); default: until SIGINT/SIGTERM.
-    #[arg(long, value_parser = crate::parse_duration)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::parse_duration)]
     duration: Option<Duration>,
     /// Bursty loss on a link instead of its Bernoulli `loss`:
     /// LINK=P,R[,LOSS_GOOD,LOSS_BAD] (Gilbert–Elliott; defaults 0 and 1, fractions or percentages,

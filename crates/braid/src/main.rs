@@ -45,10 +45,10 @@ enum Command {
         /// Scenario file (TOML). Omit to run the built-in default, scenarios/hybrid-access.toml.
         file: Option<PathBuf>,
         /// Random seed; overrides the scenario's `seed` (0 to 2^63 - 1, what a scenario file's `seed` holds).
-        #[arg(long, value_parser = seed_range())]
+        #[arg(long, allow_negative_numbers = true, value_parser = seed_range())]
         seed: Option<u64>,
         /// Simulated time to run, e.g. "10s" or "500ms"; overrides the scenario's `duration`.
-        #[arg(long, value_parser = parse_duration)]
+        #[arg(long, allow_hyphen_values = true, value_parser = parse_duration)]
         duration: Option<Duration>,
         /// Write summary.json, CSV time series and timeseries.svg into this folder (created if missing).
         #[arg(long)]
@@ -87,22 +87,22 @@ enum Command {
         /// Scenario file to time instead of the series.
         file: Option<PathBuf>,
         /// How many times to run each measurement (the best, and for the series' points the median too, are reported).
-        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+        #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=100))]
         repeat: u32,
         /// Measure one point of the series: this many flows.
-        #[arg(long, conflicts_with = "file", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        #[arg(long, conflicts_with = "file", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         flows: Option<u32>,
         /// Measure one point of the series: the two-path default scenario.
         #[arg(long, conflicts_with_all = ["file", "flows"])]
         two_path: bool,
         /// Acknowledge every Nth packet in the series' dumbbells (1 is htsim's setting; the
         /// two-path point and a FILE keep their scenario's).
-        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64),
+        #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=64),
               conflicts_with_all = ["file", "two_path"])]
         ack_every: u32,
         /// Simulated time measured per dumbbell point, after a 1 s warm-up (default: enough for
         /// about 2 M packets; the two-path point and a FILE run their scenario's whole duration).
-        #[arg(long, value_parser = parse_duration, conflicts_with_all = ["file", "two_path"])]
+        #[arg(long, allow_hyphen_values = true, value_parser = parse_duration, conflicts_with_all = ["file", "two_path"])]
         duration: Option<Duration>,
         /// The series' access links' rate (a scenario rate, e.g. "1000Gbit"; default: the
         /// dumbbell's 10 Gbit/s, slower than the bottleneck from 1,000 flows on).
@@ -127,8 +127,18 @@ enum Command {
 
 /// Seeds a scenario file can hold too: TOML's integers stop at 2^63 - 1, so a
 /// run's seed can always be written back into its file.
-pub(crate) fn seed_range() -> clap::builder::RangedU64ValueParser {
-    clap::value_parser!(u64).range(0..=i64::MAX as u64)
+pub(crate) fn seed_range() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    whole_number(0, i64::MAX as u64)
+}
+
+/// A parser of whole numbers from `lo` to `hi` that names a negative or
+/// out-of-range value as such (clap's says "invalid digit").
+pub(crate) fn whole_number(lo: u64, hi: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |s| match s.trim().parse::<i128>() {
+        Ok(n) if (i128::from(lo)..=i128::from(hi)).contains(&n) => Ok(n as u64),
+        Ok(n) => Err(format!("{n} is not in {lo}..={hi}")),
+        Err(_) => Err(format!("{s:?} is not a whole number")),
+    }
 }
 
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {

@@ -14,7 +14,7 @@ pub struct Args {
     #[arg(long, conflicts_with = "name")]
     list: bool,
     /// Seeds 1 to N to average over (default: the reproduction's own count, 1 to 10; with --reduced, 1 to 20).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::whole_number(1, 100))]
     seeds: Option<u64>,
     /// The reduced version the test suite runs: fewer points, shorter runs.
     #[arg(long)]

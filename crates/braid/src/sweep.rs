@@ -21,16 +21,16 @@ pub struct SweepArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Runs at once (default: one per core).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=1024))]
     jobs: Option<u32>,
     /// Run only the K-th of N disjoint slices (e.g. 3/8); merge the slices with `braid sweep merge`.
     #[arg(long)]
     shard: Option<Shard>,
     /// Seeds per cell, 1..=N (overrides the campaign's `seeds`).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::whole_number(1, 1000))]
     seeds: Option<u64>,
     /// Simulated time per run, e.g. "5s" (overrides the campaign's `duration`).
-    #[arg(long, value_parser = crate::parse_duration)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::parse_duration)]
     duration: Option<Duration>,
     /// Add the axes' `extra` values (Braid's other algorithms) as extra columns.
     #[arg(long)]

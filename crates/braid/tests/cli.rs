@@ -137,6 +137,18 @@ fn bad_arguments_are_refused() {
         assert!(!out.status.success(), "{args:?} accepted");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+    // A negative value reaches the parser, which says what is wrong (clap
+    // took "-5ms" for a flag and suggested `-- -5`, and said "invalid
+    // digit" of a negative seed).
+    for (args, says) in [
+        (&["run", "--duration", "-5ms"][..], "negative"),
+        (&["send", "--to", "198.18.0.2:4747", "--bytes", "-5MB"], "negative"),
+        (&["run", "--seed", "-1"], "-1 is not in 0..="),
+        (&["repro", "--seeds", "-3"], "-3 is not in 1..=100"),
+    ] {
+        let (_, err) = text(&braid(args));
+        assert!(err.contains(says) && !err.contains("unexpected argument"), "{args:?}: {err}");
+    }
 }
 
 /// `--seed` takes what a scenario file's `seed` can hold (TOML's integers

@@ -47,11 +47,11 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', value_enum)]
     with: Vec<Contender>,
     /// How long each side runs (whole seconds for iperf3); default: the scenario's `duration`.
-    #[arg(long, value_parser = crate::parse_duration)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::parse_duration)]
     duration: Option<Duration>,
     /// Seeds of the simulator and of the emulated links, comma-separated: each controller runs once
     /// per seed on every side, and a summary averages them; default: the scenario's seed.
-    #[arg(long, value_delimiter = ',', value_parser = crate::seed_range())]
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = crate::seed_range())]
     seeds: Vec<u64>,
     /// Write compare.json, one compare-CC-seedN.svg per run and Braid's JSON lines into this folder.
     #[arg(long)]

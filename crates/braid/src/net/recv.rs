@@ -35,7 +35,7 @@ pub struct Args {
     #[arg(long, requires = "once")]
     file: Option<PathBuf>,
     /// Forget a connection that sends nothing for this long.
-    #[arg(long, default_value = "60s", value_parser = crate::parse_duration)]
+    #[arg(long, default_value = "60s", allow_hyphen_values = true, value_parser = crate::parse_duration)]
     idle_timeout: Duration,
     /// Congestion controller of the return direction (acknowledgements only in a `send`).
     #[arg(long, default_value = "cubic")]

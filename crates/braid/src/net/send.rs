@@ -57,16 +57,16 @@ pub struct Args {
     #[arg(long, default_value = "fullmesh", value_parser = parse_path_manager)]
     path_manager: PathPolicy,
     /// Send this many bytes (e.g. 200MB, 1GiB, 5000).
-    #[arg(long, value_parser = parse_bytes)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_bytes)]
     bytes: Option<u64>,
     /// Send for this long (e.g. 10s).
-    #[arg(long, value_parser = crate::parse_duration)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::parse_duration)]
     time: Option<Duration>,
     /// Send this file.
     #[arg(long)]
     file: Option<PathBuf>,
     /// Give up when no path has worked for this long while data waits.
-    #[arg(long, default_value = "30s", value_parser = crate::parse_duration)]
+    #[arg(long, default_value = "30s", allow_hyphen_values = true, value_parser = crate::parse_duration)]
     timeout: Duration,
     /// Seed of the generated data (--bytes, --time): different seeds give different bytes.
     #[arg(long, default_value_t = 1)]
