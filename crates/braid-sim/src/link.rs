@@ -407,7 +407,10 @@ impl<T> Link<T> {
     pub fn stats(&self, now: Instant) -> LinkStats {
         let mut s = self.stats;
         for p in self.fifo.iter().take_while(|p| p.end <= now) {
-            count_sent(&mut s, p.bytes, self.time_on_wire(p));
+            count_sent(&mut s, p);
+        }
+        if let Some(trace) = self.spec.trace.as_ref().filter(|_| self.traced) {
+            s.busy = trace.busy_time(s.bytes_sent);
         }
         s
     }
@@ -424,20 +427,6 @@ impl<T> Link<T> {
     pub fn busy_time(&self, now: Instant) -> Duration {
         let in_service = self.fifo.iter().find(|p| p.end > now).filter(|p| p.start <= now && !self.traced);
         self.stats(now).busy + in_service.map_or(Duration::ZERO, |p| now - p.start)
-    }
-
-    /// The busy time `p` counts for (see [`Link::busy_time`]).
-    #[inline]
-    fn time_on_wire(&self, p: &OnLink<T>) -> Duration {
-        match self.traced {
-            false => p.end - p.start,
-            true => self.trace_busy_time(p.bytes),
-        }
-    }
-
-    #[cold]
-    fn trace_busy_time(&self, bytes: u32) -> Duration {
-        self.spec.trace.as_ref().expect("a traced link has a trace").busy_time(bytes)
     }
 
     /// The last `n` packets of the FIFO, oldest first.
@@ -480,8 +469,7 @@ impl<T> Link<T> {
             self.waiting -= 1;
             self.queue_bytes -= u64::from(p.bytes);
         }
-        let busy = self.time_on_wire(&p);
-        count_sent(&mut self.stats, p.bytes, busy);
+        count_sent(&mut self.stats, &p);
         (p.packet, p.bytes)
     }
 
@@ -594,10 +582,10 @@ impl<T> Link<T> {
     }
 }
 
-fn count_sent(s: &mut LinkStats, bytes: u32, busy: Duration) {
+fn count_sent<T>(s: &mut LinkStats, p: &OnLink<T>) {
     s.packets_sent += 1;
-    s.bytes_sent += u64::from(bytes);
-    s.busy = s.busy + busy;
+    s.bytes_sent += u64::from(p.bytes);
+    s.busy = s.busy + (p.end - p.start);
 }
 
 /// A packet's time on the wire: whole nanoseconds and a fraction.

@@ -154,7 +154,7 @@ impl DeliveryTrace {
 
     /// The time `bytes` take at the trace's mean rate: their share of one
     /// period's capacity, times the period.
-    pub fn busy_time(&self, bytes: u32) -> Duration {
+    pub fn busy_time(&self, bytes: u64) -> Duration {
         let capacity = self.times.len() as u128 * u128::from(OPPORTUNITY_BYTES);
         Duration::from_nanos((u128::from(bytes) * u128::from(self.period) / capacity) as u64)
     }
