@@ -72,8 +72,12 @@ pub struct Testbed<'a> {
 
 /// Takes the lock of the testbed's namespaces, or says who holds it.
 fn lock() -> Result<std::fs::File, String> {
-    let path = std::env::temp_dir().join(format!("{PREFIX}.lock"));
-    let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    lock_file(&std::env::temp_dir().join(format!("{PREFIX}.lock")))
+}
+
+/// Takes the lock `path` (held while the file returned is open).
+fn lock_file(path: &Path) -> Result<std::fs::File, String> {
+    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => {
@@ -256,5 +260,19 @@ mod tests {
         let (status, stdout, stderr) = child.output(Duration::from_secs(1)).unwrap();
         assert!(status.success());
         assert_eq!((stdout.len(), stderr.trim()), (300_000, "done"));
+    }
+
+    /// A second compare is refused while the first holds the testbed (its
+    /// `up` begins with `down`, which destroyed the first's namespaces),
+    /// and may go once the first let go.
+    #[test]
+    fn one_compare_at_a_time_holds_the_testbed() {
+        let path = std::env::temp_dir().join(format!("braid-lock-test-{}", std::process::id()));
+        let first = lock_file(&path).unwrap();
+        let err = lock_file(&path).unwrap_err();
+        assert!(err.contains("another braid compare"), "{err}");
+        drop(first);
+        drop(lock_file(&path).unwrap());
+        let _ = std::fs::remove_file(&path);
     }
 }
