@@ -23,7 +23,7 @@ use braid_proto::{Duration, Instant};
 use braid_sim::loss::{LossModel, LossSpec};
 use braid_sim::policer::TokenBucket;
 use braid_sim::trace::TraceCursor;
-use braid_sim::{Aqm, LinkSpec, LinkStats, QueueLimit, Red, RED_PACKET_BYTES};
+use braid_sim::{Aqm, LinkSpec, LinkStats, QueueLimit, Red, Serialisation, RED_PACKET_BYTES};
 use rand_chacha::ChaCha8Rng;
 
 use crate::packet::Meta;
@@ -104,8 +104,12 @@ pub struct Link {
     up: bool,
     /// Index of the next outage in `spec.outages` whose end is not past.
     outage: usize,
-    /// When the serialiser finishes the last accepted segment.
+    /// When the serialiser finishes the last accepted segment: `busy_until`
+    /// plus `busy_fraction` / 2^32 ns, as in the simulator.
     busy_until: Instant,
+    busy_fraction: u32,
+    /// The last serialisation time computed, by segment size.
+    last_serialisation: Serialisation,
     /// Where a trace-driven link is in its trace.
     trace_at: TraceCursor,
     /// Service start and size of accepted segments not yet serialising.
@@ -135,6 +139,8 @@ impl Link {
             up: true,
             outage: 0,
             busy_until: Instant::ZERO,
+            busy_fraction: 0,
+            last_serialisation: Serialisation::default(),
             trace_at: TraceCursor::default(),
             waiting: VecDeque::new(),
             waiting_bytes: 0,
@@ -145,8 +151,8 @@ impl Link {
         }
     }
 
-    /// Time to put `bytes` on the link at its rate, rounded up as the
-    /// simulator does.
+    /// Time to put `bytes` on the link at its rate, rounded up (RED's
+    /// idle decay, as in the simulator).
     fn serialisation(&self, bytes: u32) -> Duration {
         Duration::from_nanos((u64::from(bytes) * 8 * 1_000_000_000).div_ceil(self.spec.rate_bps.max(1)))
     }
@@ -216,6 +222,7 @@ impl Link {
         }
         // Free once the last segment kept finishes; with none left, from `at`.
         self.busy_until = self.runs.back().map_or(at.min(self.busy_until), |r| before(r.last_exit, self.spec.delay));
+        self.busy_fraction = 0;
     }
 
     /// Offers segments `s` of a packet described by `meta`, the `i`-th
@@ -301,6 +308,9 @@ impl Link {
                 return None;
             }
         }
+        if !busy {
+            self.busy_fraction = 0;
+        }
         let (start, end) = self.schedule(self.busy_until.max(t), bytes);
         if busy {
             self.waiting.push_back((start, bytes));
@@ -314,10 +324,13 @@ impl Link {
 
     /// When a segment of `bytes` that may start at `earliest` starts and
     /// finishes serialising: at the link's rate, or at the trace's next
-    /// opportunities exactly as the simulator schedules them.
+    /// opportunities, exactly as the simulator schedules them.
     fn schedule(&mut self, earliest: Instant, bytes: u32) -> (Instant, Instant) {
         match &self.spec.trace {
-            None => (earliest, earliest + self.serialisation(bytes)),
+            None => {
+                let time = self.last_serialisation.remembered(bytes, self.spec.rate_bps);
+                (earliest, earliest + time.after(&mut self.busy_fraction))
+            }
             Some(trace) => trace.schedule(&mut self.trace_at, earliest, bytes),
         }
     }
@@ -528,6 +541,19 @@ mod tests {
         let trace = Arc::new(DeliveryTrace::parse("2\n2\n2\n5\n9\n9\n20\n21\n22\n40\n41\n60\n").unwrap());
         let mut s = spec(1_000_000, 3, QueueLimit::Packets(4), 0.0);
         s.trace = Some(trace);
+        matches_the_simulator(s);
+    }
+
+    /// So does a link at a rate whose segments take fractions of a
+    /// nanosecond (3 Mbit/s), which both carry from one to the next.
+    #[test]
+    fn fixed_rate_link_matches_the_simulator() {
+        matches_the_simulator(spec(3_000_000, 3, QueueLimit::Packets(4), 0.0));
+    }
+
+    /// Offers the same 400 segments at random times, through an outage,
+    /// to `s` as the emulator's link and as the simulator's.
+    fn matches_the_simulator(mut s: LinkSpec) {
         s.outages = vec![(at(230_000), at(260_000))];
         let mut sim = braid_sim::Link::new(s.clone(), ChaCha8Rng::seed_from_u64(1));
         let mut emu = link(s);

@@ -21,7 +21,7 @@ mod write_log;
 
 pub use cross::{CrossOutcome, CrossTraffic};
 pub use delay::DelayHistogram;
-pub use link::{Aqm, Link, LinkSpec, LinkStats, QueueLimit, RandomDrop, Red, RED_PACKET_BYTES};
+pub use link::{Aqm, Link, LinkSpec, LinkStats, QueueLimit, RandomDrop, Red, Serialisation, RED_PACKET_BYTES};
 pub use metrics::{LinkSample, Recorder, SampleSink, SubflowSample};
 pub use policer::PolicerSpec;
 pub use sim::{BuildError, FlowOutcome, FlowSpec, Sim};

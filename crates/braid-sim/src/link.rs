@@ -391,13 +391,6 @@ impl<T> Link<T> {
         Duration::from_nanos((u64::from(bytes) * 8 * 1_000_000_000).div_ceil(self.spec.rate_bps.max(1)))
     }
 
-    fn serialisation_cached(&mut self, bytes: u32) -> Serialisation {
-        if self.last_serialisation.bytes != bytes {
-            self.last_serialisation = Serialisation::of(bytes, self.spec.rate_bps);
-        }
-        self.last_serialisation
-    }
-
     /// Packets waiting to be serialised at `now` (not the one in service).
     pub fn queue_len(&self, now: Instant) -> usize {
         self.tail(self.waiting as usize).filter(|p| p.start > now).count()
@@ -504,10 +497,8 @@ impl<T> Link<T> {
         };
         let (start, end) = match self.traced {
             false => {
-                let time = self.serialisation_cached(bytes);
-                let (fraction, carry) = self.free_at_fraction.overflowing_add(time.fraction);
-                self.free_at_fraction = fraction;
-                (start, start + Duration::from_nanos(time.nanos + u64::from(carry)))
+                let time = self.last_serialisation.remembered(bytes, self.spec.rate_bps);
+                (start, start + time.after(&mut self.free_at_fraction))
             }
             true => self.trace_schedule(start, bytes),
         };
@@ -588,9 +579,11 @@ fn count_sent<T>(s: &mut LinkStats, p: &OnLink<T>) {
     s.busy = s.busy + (p.end - p.start);
 }
 
-/// A packet's time on the wire: whole nanoseconds and a fraction.
+/// A packet's time on the wire at a fixed rate: whole nanoseconds and a
+/// fraction, which a serialiser carries from one packet to the next (the
+/// emulator's links too).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Serialisation {
+pub struct Serialisation {
     bytes: u32,
     /// In 2^-32 ns, rounded down: the drift is under a nanosecond in four
     /// billion packets.
@@ -599,11 +592,32 @@ struct Serialisation {
 }
 
 impl Serialisation {
-    fn of(bytes: u32, rate_bps: u64) -> Serialisation {
+    pub fn of(bytes: u32, rate_bps: u64) -> Serialisation {
         let rate = u128::from(rate_bps.max(1));
         let bits_ns = u128::from(bytes) * 8 * 1_000_000_000;
         let fraction = ((bits_ns % rate) << 32) / rate;
         Serialisation { bytes, fraction: fraction as u32, nanos: (bits_ns / rate) as u64 }
+    }
+
+    /// The time of `bytes` at `rate_bps`: `self` if it is theirs, else
+    /// computed and kept in `self` (packets come in two or three sizes,
+    /// and a division per packet is not free).
+    #[inline]
+    pub fn remembered(&mut self, bytes: u32, rate_bps: u64) -> Serialisation {
+        if self.bytes != bytes {
+            *self = Serialisation::of(bytes, rate_bps);
+        }
+        *self
+    }
+
+    /// The time on the wire of a packet that starts `fraction` (in 2^-32
+    /// ns) past a whole nanosecond, in whole nanoseconds; `fraction`
+    /// becomes where it ends.
+    #[inline]
+    pub fn after(&self, fraction: &mut u32) -> Duration {
+        let (end, carry) = fraction.overflowing_add(self.fraction);
+        *fraction = end;
+        Duration::from_nanos(self.nanos + u64::from(carry))
     }
 }
 
