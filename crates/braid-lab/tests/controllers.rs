@@ -36,9 +36,9 @@ fn one_path(duration: &str, link: &str, cc: &str) -> String {
 /// Reno flow), and at most one for delay-based wVegas.
 ///
 /// The band is 12% of the expected share: the largest deviation measured
-/// over these 16 cases, each the mean of seeds 1-4, is 10.6% (EWTCP
-/// against five flows, whose share is 10% short over seeds 1-10 too; two
-/// seeds left it at the band's edge), and 12% still
+/// over these 16 cases, each the mean of seeds 1-4, is 8.4% (EWTCP
+/// against five flows, which was 10% short over seeds 1-10 at an earlier
+/// build, and at the band's edge with two seeds), and 12% still
 /// separates one TCP share from SEMICOUPLED's sqrt(2) (17% apart against
 /// one flow, 32% against five), so LIA with its coupling turned off
 /// (alpha = 1, which is SEMICOUPLED) fails.

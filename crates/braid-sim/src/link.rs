@@ -72,12 +72,13 @@ impl Red {
     /// An arrival that finds `queue` packets waiting (not counting the one
     /// in service) after the link was idle for `idle` (zero when busy),
     /// with `per_packet` the time a 1500-byte packet takes: moves the
-    /// average `avg` (decayed as if `idle / per_packet` packets had been
-    /// served, then one EWMA step towards `queue`) and draws an early drop.
+    /// average `avg` (decayed as if the `idle / per_packet` packets that
+    /// fit, a whole number as in ns-2, had been served, then one EWMA step
+    /// towards `queue`) and draws an early drop.
     pub fn arrival(&self, avg: &mut f64, idle: Duration, per_packet: Duration, queue: f64, rng: &mut impl Rng) -> bool {
-        if idle > Duration::ZERO {
-            let m = idle.as_nanos() as f64 / per_packet.as_nanos().max(1) as f64;
-            *avg *= (1.0 - self.weight).powf(m);
+        let m = idle.as_nanos() / per_packet.as_nanos().max(1);
+        if m > 0 {
+            *avg *= power(1.0 - self.weight, m);
         }
         *avg = (1.0 - self.weight) * *avg + self.weight * queue;
         let p = if queue > 1.0 { self.drop_probability(*avg) } else { 0.0 };
@@ -105,6 +106,20 @@ impl Red {
             1.0
         }
     }
+}
+
+/// `base^exp` by squaring: IEEE multiplications only, so the same on
+/// every platform (`powf` and `powi` may round differently by platform).
+fn power(mut base: f64, mut exp: u64) -> f64 {
+    let mut result = 1.0;
+    while exp > 0 {
+        if exp & 1 == 1 {
+            result *= base;
+        }
+        base *= base;
+        exp >>= 1;
+    }
+    result
 }
 
 /// htsim's random drop near the top of the queue: an arrival that would
@@ -752,6 +767,15 @@ mod tests {
         assert_eq!((l.arrive(Instant::from_nanos(2_000_000)).0, l.arrive(Instant::from_nanos(3_000_000)).0), (0, 1));
         assert_eq!(l.arrive(Instant::from_nanos(4_000_000)).0, 4);
         assert_eq!(l.next_arrival(), None);
+    }
+
+    #[test]
+    fn power_by_squaring() {
+        assert_eq!(power(0.5, 0), 1.0);
+        assert_eq!(power(0.5, 10), 1.0 / 1024.0);
+        assert_eq!(power(3.0, 5), 243.0);
+        assert!((power(0.998, 1000) / 0.998f64.powf(1000.0) - 1.0).abs() < 1e-12);
+        assert_eq!(power(0.998, u64::MAX), 0.0);
     }
 
     #[test]
