@@ -132,6 +132,8 @@ impl Report {
 pub struct Emulator {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<Report>>,
+    /// Dropped after the threads are joined (and their devices closed).
+    _restore: plan::Restore,
 }
 
 /// Where a direction's input packets go.
@@ -172,10 +174,13 @@ impl Emulator {
         let forward: Vec<Vec<usize>> = t.paths.iter().map(|p| p.forward.clone()).collect();
         let reverse: Vec<Vec<usize>> = t.paths.iter().map(|p| p.reverse.clone()).collect();
         let paths = t.paths.len();
+        let mut restore = plan::Restore::default();
+        restore.prepare(&cfg.server_ns)?;
+        restore.prepare(&cfg.client_ns)?;
         let server = Tun::create(plan::SERVER_DEVICE, &cfg.server_ns)?;
         let clients =
             (0..paths).map(|i| Tun::create(&plan::client_device(i), &cfg.client_ns)).collect::<Result<Vec<_>, _>>()?;
-        plan::configure(&cfg.client_ns, &cfg.server_ns, paths)?;
+        plan::configure(&cfg.client_ns, &cfg.server_ns, paths, &mut restore)?;
         let server_in = Tun::try_clone(&server)?;
         let clients_out = clients.iter().map(Tun::try_clone).collect::<Result<Vec<_>, _>>()?;
 
@@ -219,7 +224,7 @@ impl Emulator {
                     .map_err(|e| format!("cannot start thread {name}: {e}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Emulator { stop, threads })
+        Ok(Emulator { stop, threads, _restore: restore })
     }
 
     /// A flag that stops the emulator when set (e.g. from a signal handler's loop).

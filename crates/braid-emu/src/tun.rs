@@ -69,19 +69,10 @@ pub struct Tun {
 
 impl Tun {
     /// Creates TUN device `name` in network namespace `netns` and sets it
-    /// up. Inside the namespace, reverse-path filtering is turned off (a
-    /// client with one address per device receives replies on the device
-    /// its address belongs to, not where its main route points) and IPv6
-    /// is disabled on new devices, so no neighbour discovery or router
-    /// solicitation crosses the emulated links.
+    /// up (the namespace prepared first: `plan::Restore::prepare`).
     pub fn create(name: &str, netns: &str) -> Result<Tun, String> {
         let fail = |what: &str, e: io::Error| format!("TUN device {name:?} in namespace {netns:?}: {what}: {e}");
         netns::in_netns(netns, || {
-            for key in ["net.ipv4.conf.all.rp_filter", "net.ipv4.conf.default.rp_filter"] {
-                netns::sysctl(key, "0")?;
-            }
-            // A kernel without IPv6 has no such key: nothing to disable.
-            let _ = netns::sysctl("net.ipv6.conf.default.disable_ipv6", "1");
             let file = OpenOptions::new()
                 .read(true)
                 .write(true)

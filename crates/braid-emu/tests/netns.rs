@@ -641,3 +641,46 @@ fn delivery_trace() {
         }
     });
 }
+
+/// Namespaces a user gives the emulator are left as it found them: the
+/// sysctls it set and the client's routing rules (which outlive its
+/// devices) are put back when it stops.
+#[test]
+fn the_namespaces_are_left_as_found() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = skip_reason() {
+        eprintln!("netns test restore skipped: {why}");
+        return;
+    }
+    let (client, server) = (Netns::create("bt-restore-c").unwrap(), Netns::create("bt-restore-s").unwrap());
+    let read = |ns: &str, key: &str| {
+        let path = format!("/proc/sys/{}", key.replace('.', "/"));
+        in_netns(ns, || std::fs::read_to_string(&path).unwrap().trim().to_string()).unwrap()
+    };
+    let rules = |ns: &str| {
+        let out = std::process::Command::new("ip").args(["-n", ns, "rule"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains("lookup 10")).count()
+    };
+    let rp = "net.ipv4.conf.all.rp_filter";
+    in_netns(client.name(), || braid_emu::netns::sysctl(rp, "2").unwrap()).unwrap();
+    in_netns(server.name(), || braid_emu::netns::sysctl("net.ipv4.conf.default.rp_filter", "1").unwrap()).unwrap();
+    let before = (read(client.name(), rp), read(server.name(), "net.ipv4.conf.default.rp_filter"));
+    let sc = braid_lab::parse(
+        &scenario((1, "1Gbit", &["name = \"a\"; rate = \"10Mbit\"", "name = \"b\"; rate = \"10Mbit\""])),
+        "restore",
+    )
+    .unwrap();
+    let cfg = Config {
+        topology: sc.topology,
+        seed: 1,
+        loss: vec![],
+        client_ns: client.name().into(),
+        server_ns: server.name().into(),
+        realtime: false,
+    };
+    let emu = Emulator::start(&cfg).expect("emulator starts");
+    assert_eq!((read(client.name(), rp).as_str(), rules(client.name())), ("0", 2), "set while running");
+    emu.stop();
+    let after = (read(client.name(), rp), read(server.name(), "net.ipv4.conf.default.rp_filter"));
+    assert_eq!((after, rules(client.name())), (before, 0));
+}
