@@ -530,6 +530,30 @@ mod tests {
         assert!(l.stats.drops_early > 0, "{:?}", l.stats);
     }
 
+    /// As in the simulator, the trace opportunities of segments an outage
+    /// drops are free again when the link comes back up.
+    #[test]
+    fn an_outage_frees_the_dropped_segments_opportunities() {
+        use braid_sim::trace::DeliveryTrace;
+        use std::sync::Arc;
+        let mut s = spec(1_000_000, 1, QueueLimit::Packets(10), 0.0);
+        s.trace = Some(Arc::new(DeliveryTrace::parse("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n").unwrap()));
+        s.outages = vec![(at(1500), at(1550))];
+        let mut l = link(s);
+        let packet = |bytes: usize| Meta::parse(&super_packet(bytes - 52, 2000, 0)).unwrap();
+        for (k, bytes) in [700, 700, 1000, 1504, 1504].into_iter().enumerate() {
+            l.offer(segs(k as u32, 0, 1), &packet(bytes), |_| at(0));
+        }
+        // 0 and 1 share the 1 ms opportunity, 2 ends in the 2 ms one; the
+        // outage drops 3 and 4, which would have used 2-3 ms and 3-4 ms.
+        let mut dropped = vec![];
+        l.advance(at(1600), &mut dropped);
+        assert_eq!((dropped.len(), l.stats.drops_down), (2, 2));
+        l.offer(segs(9, 0, 1), &packet(2000), |_| at(1600));
+        // 2000 bytes take the 608 left at 2 ms and 1392 at 3 ms; exit after 1 ms.
+        assert_eq!(*exits(&l).last().unwrap(), at(4000));
+    }
+
     /// A trace-driven link exits every segment when the simulator's link
     /// fed the same offers delivers it, drops the same ones to the queue
     /// limit and to an outage: one model, not two that agree on average.
