@@ -54,6 +54,15 @@ fn skip_reason() -> Option<String> {
     None
 }
 
+/// The one-test-at-a-time lock, or `None` (saying why) when the test is skipped.
+fn serial_unless_skipped(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    if let Some(why) = skip_reason() {
+        eprintln!("netns test {test} skipped: {why}");
+        return None;
+    }
+    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
 /// A hybrid-access scenario: seed, core rate, and one access link per
 /// entry (its keys on one line, separated by semicolons).
 fn scenario((seed, core, links): (u64, &str, &[&str])) -> String {
@@ -430,11 +439,7 @@ const RATE_SCENARIO: (u64, &str, &[&str]) = (
 /// longer, the queue runs dry and the attempt shows it: no queue drops).
 #[test]
 fn rate_within_3_percent() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(why) = skip_reason() {
-        eprintln!("netns test rate skipped: {why}");
-        return;
-    }
+    let Some(_serial) = serial_unless_skipped("rate") else { return };
     for (path, link, rate) in [(0usize, "slow", 100e6), (1, "fast", 1e9)] {
         attempts(&format!("rate {} Mbit/s", rate / 1e6), || {
             let mut bed = Bed::start("rate", &scenario(RATE_SCENARIO), vec![]).expect("capability checked");
@@ -647,11 +652,7 @@ fn delivery_trace() {
 /// devices) are put back when it stops.
 #[test]
 fn the_namespaces_are_left_as_found() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(why) = skip_reason() {
-        eprintln!("netns test restore skipped: {why}");
-        return;
-    }
+    let Some(_serial) = serial_unless_skipped("restore") else { return };
     let (client, server) = (Netns::create("bt-restore-c").unwrap(), Netns::create("bt-restore-s").unwrap());
     let read = |ns: &str, key: &str| {
         let path = format!("/proc/sys/{}", key.replace('.', "/"));
