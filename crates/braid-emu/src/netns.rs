@@ -44,12 +44,22 @@ pub fn ip(args: &[&str]) -> Result<(), String> {
 
 /// Writes a sysctl under `/proc/sys` for the calling thread's namespace.
 pub fn sysctl(key: &str, value: &str) -> Result<(), String> {
-    let path = format!("/proc/sys/{}", key.replace('.', "/"));
     OpenOptions::new()
         .write(true)
-        .open(&path)
+        .open(sysctl_path(key))
         .and_then(|mut f| f.write_all(value.as_bytes()))
         .map_err(|e| format!("cannot set {key} = {value}: {e}"))
+}
+
+/// Reads a sysctl under `/proc/sys` for the calling thread's namespace.
+pub fn sysctl_value(key: &str) -> Result<String, String> {
+    std::fs::read_to_string(sysctl_path(key))
+        .map(|v| v.trim().to_string())
+        .map_err(|e| format!("cannot read {key}: {e}"))
+}
+
+fn sysctl_path(key: &str) -> String {
+    format!("/proc/sys/{}", key.replace('.', "/"))
 }
 
 /// A network namespace that exists while this value lives.

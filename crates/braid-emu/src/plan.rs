@@ -18,7 +18,7 @@
 //! beyond its devices (which take their addresses and routes with them)
 //! is put back when it stops ([`Restore`]).
 
-use crate::netns::{in_netns, ip, sysctl};
+use crate::netns::{in_netns, ip, sysctl, sysctl_value};
 
 /// Most paths one client may have.
 pub const MAX_PATHS: usize = 200;
@@ -68,14 +68,12 @@ impl Restore {
     /// Sets [`SYSCTLS`] in namespace `ns`, remembering what they were.
     pub fn prepare(&mut self, ns: &str) -> Result<(), String> {
         for (key, value, required) in SYSCTLS {
-            let path = format!("/proc/sys/{}", key.replace('.', "/"));
             let set = in_netns(ns, || {
-                let old = std::fs::read_to_string(&path).map(|v| v.trim().to_string());
+                let old = sysctl_value(key)?;
                 sysctl(key, value).map(|()| old)
             })?;
             match set {
-                Ok(Ok(old)) => self.sysctls.push((ns.to_string(), key, old)),
-                Ok(Err(e)) => return Err(format!("cannot read {key} in namespace {ns:?}: {e}")),
+                Ok(old) => self.sysctls.push((ns.to_string(), key, old)),
                 Err(e) if required => return Err(format!("namespace {ns:?}: {e}")),
                 Err(_) => {}
             }

@@ -654,10 +654,7 @@ fn delivery_trace() {
 fn the_namespaces_are_left_as_found() {
     let Some(_serial) = serial_unless_skipped("restore") else { return };
     let (client, server) = (Netns::create("bt-restore-c").unwrap(), Netns::create("bt-restore-s").unwrap());
-    let read = |ns: &str, key: &str| {
-        let path = format!("/proc/sys/{}", key.replace('.', "/"));
-        in_netns(ns, || std::fs::read_to_string(&path).unwrap().trim().to_string()).unwrap()
-    };
+    let read = |ns: &str, key: &str| in_netns(ns, || braid_emu::netns::sysctl_value(key).unwrap()).unwrap();
     let rules = |ns: &str| {
         let out = std::process::Command::new("ip").args(["-n", ns, "rule"]).output().unwrap();
         String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains("lookup 10")).count()

@@ -9,11 +9,6 @@ mod common;
 use braid_lab::Summary;
 use common::simulate_seed as simulate;
 
-/// Mean over seeds 1 and 2 of `f(summary)`.
-fn mean_over_seeds(toml: &str, f: impl Fn(&Summary) -> f64) -> f64 {
-    mean_over(toml, 2, f)
-}
-
 /// Mean over seeds 1 to `seeds` of `f(summary)`.
 fn mean_over(toml: &str, seeds: u64, f: impl Fn(&Summary) -> f64) -> f64 {
     (1..=seeds).map(|seed| f(&simulate(toml, seed))).sum::<f64>() / seeds as f64
@@ -139,7 +134,7 @@ fn balance_congestion_across_disjoint_paths() {
             paths = ["L2"]
             "#
         );
-        let share = mean_over_seeds(&toml, |s| {
+        let share = mean_over(&toml, 2, |s| {
             let sf = &s.flows[0].subflows;
             sf[0].goodput_mbps / (sf[0].goodput_mbps + sf[1].goodput_mbps)
         });
@@ -193,7 +188,7 @@ fn cubic_outpaces_reno_on_a_long_fat_path() {
 fn cubic_stays_below_reno_on_a_short_lossy_path() {
     let goodput = |cc: &str| {
         let toml = one_path("10s", r#"rate = "100Mbit", rtt = "2ms", loss = "0.5%", queue = "100p""#, cc);
-        let g = mean_over_seeds(&toml, |s| s.flows[0].goodput_mbps);
+        let g = mean_over(&toml, 2, |s| s.flows[0].goodput_mbps);
         println!("{cc}: {g:.1} Mbit/s on 100 Mbit/s, 2 ms, 0.5% loss (mean of 2 seeds)");
         g
     };
@@ -447,7 +442,7 @@ fn tso_deferral_idles_only_a_short_path() {
             "duration = \"10s\"\n[topology]\nkind = \"hybrid-access\"\nlink = [{{ {link} }}]\n\
              [[flow]]\ncc = {cc:?}\ntso_defer = {defer}\n"
         );
-        let g = mean_over_seeds(&toml, |s| s.flows[0].goodput_mbps);
+        let g = mean_over(&toml, 2, |s| s.flows[0].goodput_mbps);
         println!("{cc:<5} {link}, deferral {defer}: {g:.1} Mbit/s (mean of 2 seeds)");
         g
     };

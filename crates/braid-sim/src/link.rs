@@ -956,16 +956,7 @@ mod tests {
     /// delivered at an instant), and packets of half an opportunity for half.
     #[test]
     fn a_saturated_trace_link_is_fully_utilised() {
-        let trace = Arc::new(
-            DeliveryTrace::parse(
-                "1
-1
-3
-4
-",
-            )
-            .unwrap(),
-        );
+        let trace = Arc::new(DeliveryTrace::parse("1\n1\n3\n4\n").unwrap());
         for (bytes, busy_ms) in [(1504, 400), (752, 200)] {
             let mut l = link_with(QueueLimit::Packets(u32::MAX), |spec| spec.trace = Some(trace.clone()));
             for i in 0..400 {
@@ -983,22 +974,7 @@ mod tests {
     /// opportunity after theirs).
     #[test]
     fn an_outage_frees_the_dropped_packets_opportunities() {
-        let trace = Arc::new(
-            DeliveryTrace::parse(
-                "1
-2
-3
-4
-5
-6
-7
-8
-9
-10
-",
-            )
-            .unwrap(),
-        );
+        let trace = Arc::new(DeliveryTrace::parse("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n").unwrap());
         let mut l = link_with(QueueLimit::Packets(10), |spec| spec.trace = Some(trace));
         let us = |t: u64| Instant::from_nanos(t * 1_000);
         for (i, bytes) in [700, 700, 1000, 1504, 1504].into_iter().enumerate() {
