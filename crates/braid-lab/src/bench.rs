@@ -9,9 +9,9 @@
 //! packets as delivered bytes / mss, as the htsim side-by-side harness does.
 
 use braid_proto::{Duration, Instant};
-use braid_sim::{BuildError, Recorder};
+use braid_sim::Recorder;
 
-use crate::run::{RunOptions, Runner};
+use crate::run::{RunError, RunOptions, Runner};
 use crate::scenario::{parse, Scenario};
 
 /// Bottleneck capacity per flow in the scaling series.
@@ -70,7 +70,7 @@ fn counters(runner: &Runner) -> (u64, u64, u64) {
 }
 
 /// Runs `scenario` for `warmup + duration` and measures the last `duration`.
-pub fn measure(scenario: &Scenario, warmup: Duration, duration: Duration) -> Result<Measurement, BuildError> {
+pub fn measure(scenario: &Scenario, warmup: Duration, duration: Duration) -> Result<Measurement, RunError> {
     let opts = RunOptions { seed: None, duration: Some(warmup + duration) };
     let mut runner = Runner::new(scenario, opts)?;
     let mut none = None::<Recorder>;

@@ -16,5 +16,5 @@ pub mod sweep_report;
 pub mod sweep_results;
 pub mod units;
 
-pub use run::{run, run_with, RunOptions, Runner, Summary, SUMMARY_SCHEMA};
+pub use run::{run, run_with, RunError, RunOptions, Runner, Summary, SUMMARY_SCHEMA};
 pub use scenario::{load, parse, Scenario, ScenarioError, DEFAULT_SCENARIO, DEFAULT_SCENARIO_NAME};

@@ -7,7 +7,7 @@ use braid_proto::{Duration, Instant};
 use braid_sim::{BuildError, FlowSpec, LinkSample, Recorder, SampleSink, Sim, Source, SubflowSample};
 use serde::Serialize;
 
-use crate::scenario::{secs, FlowGroup, Scenario};
+use crate::scenario::{secs, FlowGroup, Scenario, ScenarioError};
 
 /// Version tag of the summary schema; bump on incompatible changes.
 pub const SUMMARY_SCHEMA: &str = "braid.run.v1";
@@ -170,18 +170,29 @@ impl RunOptions {
     /// drawn again for another seed, its Poisson arrivals for a longer run
     /// ([`Scenario::redrawn`]). A sample sink for [`run_with`] that names
     /// flows and paths is built from this one, whose flows are the run's.
-    pub fn scenario<'a>(&self, scenario: &'a Scenario) -> Cow<'a, Scenario> {
+    /// Refused when the run is so long that it would draw too many flows.
+    pub fn scenario<'a>(&self, scenario: &'a Scenario) -> Result<Cow<'a, Scenario>, ScenarioError> {
         let seed = self.seed.unwrap_or(scenario.seed);
-        match scenario.redrawn(seed, self.duration.unwrap_or(scenario.duration)) {
+        Ok(match scenario.redrawn(seed, self.duration.unwrap_or(scenario.duration))? {
             Some(s) => Cow::Owned(s),
             None => Cow::Borrowed(scenario),
-        }
+        })
     }
+}
+
+/// Why a run could not start: the options ask for a scenario that cannot
+/// be drawn, or the simulator refuses what it was given.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    #[error(transparent)]
+    Build(#[from] BuildError),
 }
 
 /// Runs `scenario`, calling `progress` with the fraction of simulated time
 /// done (about a hundred times). Returns the finished simulator and summary.
-pub fn run(scenario: &Scenario, opts: RunOptions, progress: &mut dyn FnMut(f64)) -> Result<(Sim, Summary), BuildError> {
+pub fn run(scenario: &Scenario, opts: RunOptions, progress: &mut dyn FnMut(f64)) -> Result<(Sim, Summary), RunError> {
     run_with(scenario, opts, &mut None::<Recorder>, progress)
 }
 
@@ -194,7 +205,7 @@ pub fn run_with(
     opts: RunOptions,
     timeseries: &mut dyn SampleSink,
     progress: &mut dyn FnMut(f64),
-) -> Result<(Sim, Summary), BuildError> {
+) -> Result<(Sim, Summary), RunError> {
     let mut runner = Runner::new(scenario, opts)?;
     let end = runner.end;
     let step = Duration::from_nanos((end.as_nanos() / 100).max(1));
@@ -222,9 +233,9 @@ pub struct Runner<'a> {
 
 impl<'a> Runner<'a> {
     /// A run of `scenario` as `opts` change it ([`RunOptions::scenario`]).
-    pub fn new(scenario: &'a Scenario, opts: RunOptions) -> Result<Self, BuildError> {
+    pub fn new(scenario: &'a Scenario, opts: RunOptions) -> Result<Self, RunError> {
         let seed = opts.seed.unwrap_or(scenario.seed);
-        let scenario = opts.scenario(scenario);
+        let scenario = opts.scenario(scenario)?;
         let mut sim = Sim::new(scenario.topology.clone(), scenario.flows.clone(), seed)?;
         for c in &scenario.cross {
             sim.add_cross_traffic(c.clone())?;

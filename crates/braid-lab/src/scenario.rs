@@ -218,12 +218,17 @@ impl Scenario {
     /// another seed; and for a run longer than the scenario's `duration`,
     /// Poisson arrivals that last to the run's end (no `arrival_until`)
     /// are drawn again up to the new end. A shorter run keeps the
-    /// scenario's flows: those that start after its end never do.
-    pub fn redrawn(&self, seed: u64, duration: Duration) -> Option<Scenario> {
+    /// scenario's flows: those that start after its end never do. A run so
+    /// long that it would draw too many flows is refused, as
+    /// [`check_duration`](Scenario::check_duration) refuses it.
+    pub fn redrawn(&self, seed: u64, duration: Duration) -> Result<Option<Scenario>, ScenarioError> {
         let reseed = seed != self.seed && self.plan.depends_on_seed();
         let longer = duration > self.duration && self.plan.arrivals_follow_the_end();
         if !reseed && !longer {
-            return None;
+            return Ok(None);
+        }
+        if longer {
+            self.check_duration(duration)?;
         }
         let mut s = flows::Plan::expand(&self.plan, seed, self.duration.max(duration));
         // Settings a caller may have changed since parsing.
@@ -232,7 +237,7 @@ impl Scenario {
         if !longer {
             s.duration = self.duration;
         }
-        Some(s)
+        Ok(Some(s))
     }
 
     /// Inputs that are valid but probably not what the author meant, for a

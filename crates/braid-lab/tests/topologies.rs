@@ -5,7 +5,7 @@
 
 mod common;
 
-use braid_lab::{parse, run, RunOptions, Scenario};
+use braid_lab::{parse, run, RunError, RunOptions, Scenario};
 use braid_proto::{Duration, Instant};
 use common::simulate;
 
@@ -278,7 +278,7 @@ fn poisson_short_flows_report_completion_times() {
     // 50 KB over a 10 Mbit/s, 20 ms path: a few round trips, tens of ms.
     assert!(mean > 40.0 && mean < 400.0 && sd > 0.0 && p50 <= p99, "{mean} {sd} {p50} {p99}");
     // Another seed draws other arrivals.
-    let other = s.redrawn(2, s.duration).expect("arrivals depend on the seed");
+    let other = s.redrawn(2, s.duration).unwrap().expect("arrivals depend on the seed");
     assert_ne!(
         other.flows.iter().map(|f| f.start).collect::<Vec<_>>(),
         s.flows.iter().map(|f| f.start).collect::<Vec<_>>()
@@ -300,10 +300,10 @@ fn arrivals_last_to_the_end_of_a_longer_run() {
     let n = sum.flows.len();
     assert!((60..150).contains(&n), "about 100 arrivals in 10 s: {n}");
     assert!(sum.duration_s > 9.0, "the run lasts its 10 s: {}", sum.duration_s);
-    let longer = s.redrawn(s.seed, Duration::from_secs(10)).unwrap();
+    let longer = s.redrawn(s.seed, Duration::from_secs(10)).unwrap().unwrap();
     assert_eq!((longer.duration, longer.flows.len()), (Duration::from_secs(10), n));
     assert!(longer.flows.last().unwrap().start > Instant::ZERO + Duration::from_secs(8));
-    assert!(s.redrawn(s.seed, Duration::from_millis(500)).is_none(), "a shorter run keeps the flows");
+    assert!(s.redrawn(s.seed, Duration::from_millis(500)).unwrap().is_none(), "a shorter run keeps the flows");
     // A benchmark of the longer run counts every flow it ran: 10 KB is
     // seven packets (the last short), and all but the last arrivals finish.
     let m = braid_lab::bench::measure(&s, Duration::ZERO, Duration::from_secs(10)).unwrap();
@@ -314,16 +314,35 @@ fn arrivals_last_to_the_end_of_a_longer_run() {
         m.delivered_packets
     );
     let until = scenario(&toml.replace("arrival_rate = 10\n", "arrival_rate = 10\narrival_until = \"1s\"\n"));
-    assert!(until.redrawn(until.seed, Duration::from_secs(10)).is_none(), "arrivals end at `arrival_until`");
+    assert!(until.redrawn(until.seed, Duration::from_secs(10)).unwrap().is_none(), "arrivals end at `arrival_until`");
+}
+
+/// A run so long that its Poisson arrivals would make more flows than a
+/// scenario may have is refused before any is drawn, whoever asks for it
+/// (the command line checks first; a library caller goes through
+/// `RunOptions::scenario` alone).
+#[test]
+fn a_run_too_long_for_its_arrivals_is_refused() {
+    let table = "[[flow]]\nname = \"short\"\npaths = [\"a\"]\narrival_rate = 1000\nsize = \"10KB\"\n";
+    let s = scenario(&format!("{GRAPH}{table}"));
+    // 1,000 arrivals a second for 1,200 s: 1.2 million flows.
+    let opts = RunOptions { seed: None, duration: Some(Duration::from_secs(1_200)) };
+    assert!(opts.scenario(&s).is_err(), "drawn");
+    let err = run(&s, opts, &mut |_| {}).err().expect("refused");
+    assert!(matches!(err, RunError::Scenario(_)), "{err}");
+    assert!(err.to_string().contains("flow[0].arrival_rate"), "{err}");
+    // Within the limit, the same options draw the flows.
+    let opts = RunOptions { seed: None, duration: Some(Duration::from_secs(20)) };
+    assert!(opts.scenario(&s).unwrap().flows.len() > 15_000);
 }
 
 #[test]
 fn seed_redraws_the_matrix_but_not_a_fixed_scenario() {
     let s = scenario(&fattree(4, "[[flow]]\nmatrix = \"permutation\"\n"));
-    let other = s.redrawn(9, s.duration).unwrap();
+    let other = s.redrawn(9, s.duration).unwrap().unwrap();
     assert_ne!(s.flow_paths, other.flow_paths);
     let fixed = scenario(&format!("{GRAPH}[[flow]]\npaths = [\"a\"]\n"));
-    assert!(fixed.redrawn(9, fixed.duration + fixed.duration).is_none());
+    assert!(fixed.redrawn(9, fixed.duration + fixed.duration).unwrap().is_none());
     // A run with --seed uses the redrawn flows.
     let (_, sum) =
         run(&s, RunOptions { seed: Some(9), duration: Some(Duration::from_millis(50)) }, &mut |_| {}).unwrap();

@@ -202,10 +202,10 @@ fn cmd_run(
 ) -> Result<(), String> {
     let loaded = load(file)?;
     let duration = opts.duration.unwrap_or(loaded.duration);
-    loaded.check_duration(duration).map_err(|e| e.to_string())?;
     // The flows the run has (another seed's, or arrivals to a longer end):
-    // the warnings and the time series name them.
-    let scenario = opts.scenario(&loaded);
+    // the warnings and the time series name them. A run so long that it
+    // would draw too many flows is refused here.
+    let scenario = opts.scenario(&loaded).map_err(|e| e.to_string())?;
     let cost = estimate::estimate(&scenario, duration, out.is_some());
     warn_about(&scenario, duration);
     for w in cost.warnings() {

@@ -190,7 +190,7 @@ fn check_scenario(sc: &Scenario) -> Result<Vec<String>, String> {
 }
 
 fn sim_side(sc: &Scenario, cc: &str, opts: RunOptions) -> Result<(Side, Vec<Vec<Series>>), String> {
-    let mut sc = opts.scenario(sc).into_owned();
+    let mut sc = opts.scenario(sc).map_err(|e| e.to_string())?.into_owned();
     sc.flows[0].cc = cc.to_string();
     let mut plot = PlotData::new(&sc, opts.duration.unwrap_or(sc.duration));
     let (_, summary) = braid_lab::run_with(&sc, opts, &mut plot, &mut |_| {}).map_err(|e| e.to_string())?;
@@ -422,7 +422,6 @@ fn compare_one(
     out: Option<&Path>,
 ) -> Result<Comparison, String> {
     let duration = a.duration.unwrap_or(sc.duration);
-    sc.check_duration(duration).map_err(|e| e.to_string())?;
     let (sim, mut panels) = sim_side(sc, cc, RunOptions { seed: Some(seed), duration: Some(duration) })?;
     let std_duration = std::time::Duration::from_nanos(duration.as_nanos());
     let scheduler = sc.flows[0].scheduler.clone();
