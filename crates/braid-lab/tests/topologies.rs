@@ -328,7 +328,7 @@ fn a_run_too_long_for_its_arrivals_is_refused() {
     // 1,000 arrivals a second for 1,200 s: 1.2 million flows.
     let opts = RunOptions { seed: None, duration: Some(Duration::from_secs(1_200)) };
     assert!(opts.scenario(&s).is_err(), "drawn");
-    let err = run(&s, opts, &mut |_| {}).err().expect("refused");
+    let err = run(&s, opts, &mut |_| {}).expect_err("refused");
     assert!(matches!(err, RunError::Scenario(_)), "{err}");
     assert!(err.to_string().contains("flow[0].arrival_rate"), "{err}");
     // Within the limit, the same options draw the flows.
