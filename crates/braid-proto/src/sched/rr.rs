@@ -62,19 +62,18 @@ impl Scheduler for RoundRobin {
     }
 
     fn select(&mut self, _conn: &SchedConn, paths: &[SchedPath]) -> Decision {
-        let candidates: Vec<usize> = (0..paths.len()).filter(|&i| paths[i].usable()).collect();
-        if candidates.is_empty() {
+        let usable = |i: usize| paths[i].usable();
+        let Some(first) = (0..paths.len()).find(|&i| usable(i)) else {
             return Decision::Wait;
-        }
-        if self.sent_in_turn >= self.num_segments.max(1) || !candidates.contains(&self.turn) {
+        };
+        if self.sent_in_turn >= self.num_segments.max(1) || !(self.turn < paths.len() && usable(self.turn)) {
             // Next eligible subflow after the current one, wrapping around.
-            self.turn = candidates.iter().copied().find(|&i| i > self.turn).unwrap_or(candidates[0]);
+            self.turn = (self.turn + 1..paths.len()).find(|&i| usable(i)).unwrap_or(first);
             self.sent_in_turn = 0;
         }
-        let start = candidates.iter().position(|&i| i == self.turn).unwrap_or(0);
-        let order = candidates[start..].iter().chain(&candidates[..start]).copied();
         let pick = if self.cwnd_limited {
-            order.into_iter().find(|&i| paths[i].has_window_space())
+            // The eligible subflows from the one whose turn it is, wrapping around.
+            (self.turn..paths.len()).chain(0..self.turn).find(|&i| usable(i) && paths[i].has_window_space())
         } else {
             Some(self.turn).filter(|&i| paths[i].has_window_space())
         };
