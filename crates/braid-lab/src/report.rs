@@ -275,15 +275,18 @@ impl SampleSink for TimeSeriesWriter {
 
     fn link(&mut self, r: &LinkSample) {
         let l = r.link as usize;
+        // The interval's loss rate is over the packets the link finished
+        // with in it, sent or dropped: over those offered in it, an outage
+        // that flushes a queue filled earlier read as a loss rate of 500.
         let (util, loss) = match self.prev_link[l] {
-            Some((t0, busy0, arrivals0, drops0)) if r.time > t0 => {
-                let offered = r.arrivals - arrivals0;
-                let loss = if offered > 0 { (r.drops - drops0) as f64 / offered as f64 } else { 0.0 };
+            Some((t0, busy0, sent0, drops0)) if r.time > t0 => {
+                let (sent, drops) = (r.packets_sent - sent0, r.drops - drops0);
+                let loss = if drops > 0 { drops as f64 / (sent + drops) as f64 } else { 0.0 };
                 (crate::run::utilisation(r.busy - busy0, r.time - t0), loss)
             }
             _ => (0.0, 0.0),
         };
-        self.prev_link[l] = Some((r.time, r.busy, r.arrivals, r.drops));
+        self.prev_link[l] = Some((r.time, r.busy, r.packets_sent, r.drops));
         let name = std::mem::take(&mut self.link_names[l]);
         self.record(
             Which::Links,

@@ -93,6 +93,34 @@ fn utilisation_never_exceeds_one() {
     assert_eq!(slow.links.iter().find(|l| l.name == "L1").unwrap().utilization, 1.0, "busy all along");
 }
 
+/// The time series' loss rate is a fraction: an outage drops the queue a
+/// sender filled before it, which the interval it falls in must not read
+/// as a loss rate of hundreds (drops over the few packets offered in it).
+#[test]
+fn interval_loss_rates_are_fractions() {
+    let mut toml = hybrid(
+        "2s",
+        &["rate = \"10Mbit\", rtt = \"20ms\", queue = \"500p\", down = [{ from = \"1s\", to = \"1.5s\" }]"],
+        "name = \"f\", cc = \"reno\"",
+    );
+    toml = toml.replace("duration = \"2s\"", "duration = \"2s\"\nsample_interval = \"1ms\"");
+    toml.push_str("[[cross]]\npath = \"L1\"\nrate = \"20Mbit\"\n");
+    let s = scenario(&toml);
+    let (_, dir) = run_to_folder(&s, s.duration);
+    let (header, rows) = csv_rows(&dir.path().join("links.csv"));
+    assert_eq!(&header[5], "loss_rate");
+    let l1: Vec<(f64, f64)> =
+        rows.iter().filter(|r| &r[1] == "L1").map(|r| (r[0].parse().unwrap(), r[5].parse().unwrap())).collect();
+    let worst = l1.iter().map(|r| r.1).fold(0.0, f64::max);
+    assert!(worst <= 1.0, "loss rate {worst}");
+    let outage = l1.iter().find(|r| r.0 >= 1.0).unwrap();
+    assert!(outage.1 > 0.9, "the outage's interval drops nearly everything it decides: {outage:?}");
+    // Before it, twice the link's rate offered: about half is dropped.
+    let before: Vec<f64> = l1.iter().filter(|r| r.0 > 0.5 && r.0 < 0.99).map(|r| r.1).collect();
+    let mean = before.iter().sum::<f64>() / before.len() as f64;
+    assert!((0.3..0.7).contains(&mean), "mean loss rate {mean} before the outage");
+}
+
 /// Durations are whole nanoseconds, converted to seconds once.
 #[test]
 fn json_durations_are_exact() {

@@ -34,6 +34,8 @@ pub struct LinkSample {
     pub busy: Duration,
     /// Packets offered to the link, dropped or not.
     pub arrivals: u64,
+    /// Packets that finished serialising.
+    pub packets_sent: u64,
     pub drops: u64,
     pub queue_packets: u32,
 }

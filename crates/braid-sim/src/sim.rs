@@ -789,6 +789,7 @@ impl Sim {
                 bytes_sent: stats.bytes_sent,
                 busy: l.busy_time(t),
                 arrivals: stats.arrivals,
+                packets_sent: stats.packets_sent,
                 drops: stats.drops(),
                 queue_packets: l.queue_len(t) as u32,
             });
