@@ -116,12 +116,14 @@ pub fn table(s: &Summary) -> String {
         "link", "Mbit/s", "util", "loss", "q-drops", "rnd-drops", "down-drops"
     );
     let _ = writeln!(out, "{}", rare.iter().map(|(h, _)| format!(" {h:>10}")).collect::<String>());
-    for l in s.links.iter().filter(|l| l.bytes_sent > 0 || l.drops_down > 0 || rare.iter().any(|(_, n)| n(l) > 0)) {
+    // Every link that was offered a packet: one that dropped them all is
+    // the one to see.
+    for l in s.links.iter().filter(|l| l.packets_offered > 0) {
         let _ = write!(
             out,
-            "{:<14} {:>10.0} {:>7.1}% {:>7.3}% {:>10} {:>10} {:>10}",
+            "{:<14} {:>10} {:>7.1}% {:>7.3}% {:>10} {:>10} {:>10}",
             l.name,
-            l.rate_mbps,
+            three_digits(l.rate_mbps),
             l.utilization * 100.0,
             l.loss_rate * 100.0,
             l.drops_queue + l.drops_early,
@@ -131,6 +133,13 @@ pub fn table(s: &Summary) -> String {
         let _ = writeln!(out, "{}", rare.iter().map(|(_, n)| format!(" {:>10}", n(l))).collect::<String>());
     }
     out
+}
+
+/// A rate in Mbit/s with at least three significant digits (whole
+/// numbers from 100 up): a 100 kbit/s link reads 0.100, not 0.
+fn three_digits(mbps: f64) -> String {
+    let decimals = if mbps > 0.0 { (2 - mbps.log10().floor() as i32).clamp(0, 9) } else { 0 };
+    format!("{mbps:.*}", decimals as usize)
 }
 
 /// Writes `summary.json` into `dir`.

@@ -121,6 +121,23 @@ fn interval_loss_rates_are_fractions() {
     assert!((0.3..0.7).contains(&mean), "mean loss rate {mean} before the outage");
 }
 
+/// The table lists every link offered a packet, the one that dropped them
+/// all too, and a slow link's rate with its digits.
+#[test]
+fn the_table_shows_a_link_that_dropped_everything() {
+    let table = |link: &str| braid_lab::report::table(&simulate(&hybrid("1s", &[link], "name = \"f\", cc = \"reno\"")));
+    let rate = |table: &str, name: &str| {
+        table.lines().find(|l| l.starts_with(name)).map(|l| l.split_whitespace().nth(1).unwrap().to_string())
+    };
+    let lossy = table("name = \"lossy\", rate = \"10Mbit\", loss = \"99%\"");
+    println!("{lossy}");
+    assert_eq!(rate(&lossy, "lossy").as_deref(), Some("10.0"), "{lossy}");
+    let slow = table("name = \"slow\", rate = \"100kbit\"");
+    println!("{slow}");
+    assert_eq!(rate(&slow, "slow").as_deref(), Some("0.100"), "{slow}");
+    assert_eq!(rate(&slow, "core").as_deref(), Some("2000"), "{slow}");
+}
+
 /// Durations are whole nanoseconds, converted to seconds once.
 #[test]
 fn json_durations_are_exact() {
