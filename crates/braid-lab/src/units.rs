@@ -164,7 +164,9 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
              Mbit or Gbit (or bps, kbps, Mbps, Gbps)"
         ));
     }
-    let bps = rounded(quantity(s, &units, "a rate", false)?);
+    let (whole, fraction) = quantity(s, &units, "a rate", false)?;
+    // Below 1 bit/s is out of range, not rounded up to it ("0.5bit").
+    let bps = if whole == 0 { 0 } else { rounded((whole, fraction)) };
     if !(1..=10_000_000_000_000).contains(&bps) {
         return Err(format!("rate {s:?} is out of range: allowed 1bit to 10000Gbit"));
     }
@@ -307,6 +309,10 @@ mod tests {
         assert!(e.contains("bytes per second"), "{e}");
         assert!(parse_rate("-5Mbit").is_err());
         assert!(parse_rate("0bit").is_err());
+        // Below 1 bit/s is out of range, not rounded up; above, to the bit.
+        assert!(parse_rate("0.5bit").unwrap_err().contains("out of range"));
+        assert!(parse_rate("0.0009kbit").is_err());
+        assert_eq!(parse_rate("1.5bit"), Ok(2));
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
         assert!(parse_duration("10").is_err());
