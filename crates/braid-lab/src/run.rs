@@ -304,6 +304,10 @@ struct SampleStats {
     first: Vec<usize>,
     subflows: Vec<SubflowTotals>,
     flows: Vec<FlowTotals>,
+    /// Each flow's start and size: samples count from the start until a
+    /// sized flow has delivered everything, the time its goodput is over
+    /// (before, a late flow's initial window diluted its mean window).
+    active: Vec<(Instant, Option<u64>)>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -329,6 +333,7 @@ impl SampleStats {
             first,
             subflows: vec![SubflowTotals::default(); total],
             flows: vec![FlowTotals::default(); flows.len()],
+            active: flows.iter().map(|f| (f.start, f.size)).collect(),
         }
     }
 
@@ -340,6 +345,10 @@ impl SampleStats {
 impl SampleSink for SampleStats {
     fn subflow(&mut self, r: &SubflowSample) {
         let (f, s) = (r.flow as usize, r.subflow as usize);
+        let (start, size) = self.active[f];
+        if r.time < start || size.is_some_and(|n| r.delivered >= n) {
+            return;
+        }
         let t = &mut self.subflows[self.first[f] + s];
         t.samples += 1;
         t.cwnd_sum += u128::from(r.cwnd);

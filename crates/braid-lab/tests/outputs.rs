@@ -138,6 +138,48 @@ fn the_table_shows_a_link_that_dropped_everything() {
     assert_eq!(rate(&slow, "core").as_deref(), Some("2000"), "{slow}");
 }
 
+/// The sampled means (window, SRTT, out-of-order bytes) are over the time a
+/// flow is active, as its goodput is: from its start until a sized flow has
+/// delivered everything. A flow starting late, one done early and one that
+/// never starts, against means worked out from every sample recorded.
+#[test]
+fn sampled_means_cover_the_flow_s_active_time() {
+    let s = scenario(
+        "duration = \"3s\"\n[topology]\nkind = \"hybrid-access\"\nlink = [{ rate = \"20Mbit\", rtt = \"20ms\" }]\n\
+         [[flow]]\nname = \"late\"\nstart = \"2.5s\"\n\
+         [[flow]]\nname = \"early\"\nsize = \"1MB\"\n\
+         [[flow]]\nname = \"never\"\nstart = \"5s\"\n",
+    );
+    let mut rec = braid_sim::Recorder::default();
+    let (_, sum) = run_with(&s, RunOptions::default(), &mut rec, &mut |_| {}).unwrap();
+    let active = |f: usize| {
+        let (start, size) = (s.flows[f].start, s.flows[f].size);
+        rec.subflows
+            .iter()
+            .filter(move |r| r.flow as usize == f && r.time >= start && size.is_none_or(|n| r.delivered < n))
+    };
+    for (f, flow) in sum.flows.iter().enumerate() {
+        let samples: Vec<_> = active(f).collect();
+        let n = samples.len() as f64;
+        let cwnd = samples.iter().map(|r| r.cwnd as f64).sum::<f64>() / n;
+        let got = flow.subflows[0].cwnd_mean_bytes;
+        println!("{}: {} samples, mean window {got} (all samples {})", flow.name, n, {
+            let all: Vec<_> = rec.subflows.iter().filter(|r| r.flow as usize == f).collect();
+            all.iter().map(|r| r.cwnd as f64).sum::<f64>() / all.len() as f64
+        });
+        if flow.name == "never" {
+            assert_eq!((n, got, flow.subflows[0].srtt_mean_ms), (0.0, 0.0, None));
+            continue;
+        }
+        assert!(n >= 4.0, "{}: {n} samples", flow.name);
+        assert!((got - cwnd).abs() <= 1e-6 * cwnd, "{}: {got} against {cwnd}", flow.name);
+        let srtt: Vec<f64> = samples.iter().filter_map(|r| r.srtt).map(|d| d.as_nanos() as f64 / 1e6).collect();
+        let want = srtt.iter().sum::<f64>() / srtt.len() as f64;
+        let got = flow.subflows[0].srtt_mean_ms.unwrap();
+        assert!((got - want).abs() <= 1e-9 * want, "{}: SRTT {got} against {want}", flow.name);
+    }
+}
+
 /// Durations are whole nanoseconds, converted to seconds once.
 #[test]
 fn json_durations_are_exact() {
