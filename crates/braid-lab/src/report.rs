@@ -247,9 +247,14 @@ enum Which {
     Links,
 }
 
-/// Seconds with millisecond precision, as the CSV files print times.
+/// Seconds, exact to the nanosecond, with at least three decimals: a run
+/// that ends between two milliseconds has its last row at its own end, not
+/// at the time of the row before.
 fn time_s(t: Instant) -> String {
-    format!("{:.3}", t.as_nanos() as f64 / 1e9)
+    let ns = t.as_nanos();
+    let exact = format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000);
+    let decimals = exact.trim_end_matches('0').len().max(exact.len() - 6);
+    exact[..decimals].to_string()
 }
 
 impl SampleSink for TimeSeriesWriter {
@@ -309,5 +314,21 @@ impl SampleSink for TimeSeriesWriter {
             ],
         );
         self.link_names[l] = name;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use braid_proto::Duration;
+
+    #[test]
+    fn csv_times_are_exact() {
+        let at = |ns| time_s(Instant::ZERO + Duration::from_nanos(ns));
+        assert_eq!(at(0), "0.000");
+        assert_eq!(at(100_000_000), "0.100");
+        assert_eq!(at(8_540_000), "0.00854");
+        assert_eq!(at(12_000_000_001), "12.000000001");
+        assert_eq!(at(3_000_000_000), "3.000");
     }
 }
