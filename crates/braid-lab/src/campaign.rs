@@ -428,6 +428,14 @@ pub struct Plan {
 }
 
 impl Campaign {
+    /// The positions of the scheduler and controller axes seed 004's scores
+    /// need (`[scores]`'s names, `scheduler` and `cc` by default), or
+    /// `None` when the campaign lacks either and is not scored.
+    pub fn score_axes(&self) -> Option<(usize, usize)> {
+        let position = |name: &str| self.axes.iter().position(|a| a.name == name);
+        Some((position(&self.scores.scheduler_axis)?, position(&self.scores.controller_axis)?))
+    }
+
     /// The runs, scenarios x axes x seeds; refused beyond [`MAX_RUNS`].
     pub fn plan(&self, overrides: Overrides) -> Result<Plan, CampaignError> {
         let seeds = overrides.seeds.unwrap_or(self.seeds);

@@ -64,7 +64,8 @@ pub struct Scores {
     pub cca_cv: BTreeMap<String, f64>,
     /// controller -> CCA_overall_score (eq. 23); null when CV is zero.
     pub cca_overall_score: BTreeMap<String, Option<f64>>,
-    /// Controllers from the best overall score down (null last).
+    /// Controllers from the best overall score down (null last), ties (a
+    /// campaign of one family, where every CV is 0) broken by CCA_score.
     pub ranking: Vec<String>,
 }
 
@@ -133,7 +134,8 @@ pub fn compute(observations: &[Observation], layout: &Layout, theoretical_max: f
     let mut ranking: Vec<String> = cca_overall_score.keys().cloned().collect();
     ranking.sort_by(|a, b| {
         let key = |c: &String| cca_overall_score[c].unwrap_or(f64::NEG_INFINITY);
-        key(b).total_cmp(&key(a)).then_with(|| a.cmp(b))
+        let score = |c: &String| cca_score.get(c).copied().unwrap_or(f64::NEG_INFINITY);
+        key(b).total_cmp(&key(a)).then_with(|| score(b).total_cmp(&score(a))).then_with(|| a.cmp(b))
     });
     Scores {
         complete,
@@ -232,6 +234,18 @@ mod tests {
         assert!(close(s.cca_score["b"], 0.5) && close(s.cca_cv["b"], 0.0));
         assert_eq!(s.cca_overall_score["b"], None);
         assert_eq!(s.ranking, ["a", "b"]);
+    }
+
+    /// With one family every CV is 0 and no overall score exists: the
+    /// ranking follows CCA_score (b's 0.5 over a's 0.35 in "het").
+    #[test]
+    fn one_family_ranks_by_cca_score() {
+        let het: Vec<Observation> = hand_made().into_iter().filter(|o| o.family == "het").collect();
+        let layout = Layout { families: vec!["het".into()], ..layout() };
+        let s = compute(&het, &layout, 100.0);
+        assert_eq!((s.cca_overall_score["a"], s.cca_overall_score["b"]), (None, None));
+        assert!(close(s.cca_score["a"], 0.35) && close(s.cca_score["b"], 0.5));
+        assert_eq!(s.ranking, ["b", "a"]);
     }
 
     #[test]

@@ -77,9 +77,13 @@ fn flatten(summary: &Value) -> Vec<(String, String)> {
             scalars(&format!("{name}.{path}."), s, &mut out, &["path"]);
         }
     }
-    for l in summary.get("links").and_then(Value::as_array).into_iter().flatten() {
-        let name = l.get("name").and_then(Value::as_str).unwrap_or("link");
-        scalars(&format!("link.{name}."), l, &mut out, &["name"]);
+    // Groups (with Poisson arrivals, their completion times), cross traffic
+    // and links, each under its kind and name.
+    for (list, kind) in [("groups", "group"), ("cross_traffic", "cross"), ("links", "link")] {
+        for item in summary.get(list).and_then(Value::as_array).into_iter().flatten() {
+            let name = item.get("name").and_then(Value::as_str).unwrap_or(kind);
+            scalars(&format!("{kind}.{name}."), item, &mut out, &["name"]);
+        }
     }
     // Names may make one column twice (flow "a.b" on path "c" and flow
     // "a" on path "b.c"; two subflows hashed onto one fabric route): the
@@ -217,8 +221,7 @@ pub fn write(dir: &Path, plan: &Plan) -> Result<(), SweepError> {
 /// The scores, when the campaign has both a scheduler and a controller axis.
 fn compute_scores(plan: &Plan, cells: &[Cell], all_present: bool) -> Option<Scores> {
     let c = &plan.campaign;
-    let sched = c.axes.iter().position(|a| a.name == c.scores.scheduler_axis)?;
-    let cc = c.axes.iter().position(|a| a.name == c.scores.controller_axis)?;
+    let (sched, cc) = c.score_axes()?;
     let names = |a: usize, extra: bool| -> Vec<String> {
         let axis = &c.axes[a];
         let mut v: Vec<String> = axis.values.iter().map(display_value).collect();
@@ -276,7 +279,9 @@ mod tests {
             "schema": "braid.run.v1", "scenario": "x", "seed": 1, "duration_s": 30.0,
             "flows": [{ "name": "mp", "goodput_mbps": 1.5, "completion_time_s": null,
                         "subflows": [{ "path": "L1", "retransmissions": 3 }] }],
-            "links": [{ "name": "L3", "utilization": 0.5 }]
+            "links": [{ "name": "L3", "utilization": 0.5 }],
+            "groups": [{ "name": "short", "fct_p99_ms": 41.5, "completed": 12 }],
+            "cross_traffic": [{ "name": "cbr", "path": "L1", "mean_rate_mbps": 2.0 }]
         });
         let cols: Vec<(String, String)> = flatten(&s);
         let get = |k: &str| cols.iter().find(|(c, _)| c == k).map(|(_, v)| v.as_str());
@@ -285,6 +290,8 @@ mod tests {
         assert_eq!(get("mp.completion_time_s"), Some(""));
         assert_eq!(get("mp.L1.retransmissions"), Some("3"));
         assert_eq!(get("link.L3.utilization"), Some("0.5"));
+        assert_eq!(get("group.short.fct_p99_ms"), Some("41.5"), "completion times, for Poisson campaigns");
+        assert_eq!(get("cross.cbr.mean_rate_mbps"), Some("2.0"));
         assert_eq!(get("schema"), None, "constant, and the axes already name scenario and seed");
     }
 

@@ -88,6 +88,13 @@ pub fn cmd_sweep(args: SweepArgs) -> Result<(), String> {
         );
     }
     println!("results in {}: runs.csv, scores.json, report/index.html", out.display());
+    if c.score_axes().is_none() {
+        println!(
+            "no scores (scores.json holds null): seed 004's scores need a scheduler axis named `{}` and a controller \
+             axis named `{}` ([scores] in docs/campaign.md)",
+            c.scores.scheduler_axis, c.scores.controller_axis
+        );
+    }
     Ok(())
 }
 

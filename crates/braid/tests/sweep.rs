@@ -52,11 +52,12 @@ fn braid() -> Command {
     Command::new(env!("CARGO_BIN_EXE_braid"))
 }
 
+/// Runs a sweep; returns what it wrote to stderr, then to stdout.
 fn sweep(campaign: &Path, out: &Path, extra: &[&str]) -> String {
     let o = braid().arg("sweep").arg(campaign).arg("--out").arg(out).args(extra).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "braid sweep failed: {err}");
-    err
+    err + &String::from_utf8_lossy(&o.stdout)
 }
 
 /// Every file below `dir`, by relative path, with its bytes (a folder not
@@ -158,6 +159,7 @@ fn reduced_campaign_end_to_end() {
     std::thread::sleep(Duration::from_millis(20));
     let log = sweep(&campaign, &resumed, &["--jobs", "2"]);
     assert!(log.contains(&format!("({} already finished, skipped)", before.len())), "{log}");
+    assert!(!log.contains("no scores"), "{log}");
     let after = summaries(&resumed.join("runs"));
     for (k, t) in &before {
         assert_eq!(after[k], *t, "{k} was redone");
@@ -239,6 +241,8 @@ fn warnings_name_a_run_and_count_the_rest() {
     println!("{warnings:#?}");
     assert_eq!(warnings.len(), 2, "{err}");
     assert!(warnings[0].contains("(run late/seed") && warnings[0].contains("`flow[0].start`"), "{err}");
+    // Without a scheduler and a controller axis there are no scores, and the sweep says so.
+    assert!(err.contains("no scores (scores.json holds null)"), "{err}");
     assert!(warnings[1].contains("late.toml: key `flow[0].start`") && warnings[1].contains("(3 runs gave"), "{err}");
     // Resumed with nothing left to run, its results still hold those runs.
     let again = sweep(&campaign, &tmp.path().join("out"), &["--jobs", "2"]);
