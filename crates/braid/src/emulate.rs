@@ -16,8 +16,8 @@ use braid_sim::{QueueLimit, Topology};
     Creates one TUN device per path in the client namespace (emu0, emu1, ...) and one (emu) in the\n\
     server namespace, gives them the addresses of docs/emulator.md (client path i 198.18.{i+1}.2,\n\
     server 198.18.0.2) and forwards packets between them through the scenario's links: rate (or\n\
-    a mahimahi delivery trace), queue, RED, loss and outages per direction, as the simulator\n\
-    applies them. Both namespaces\n\
+    a mahimahi delivery trace), queue, RED or random drop, loss, policer, MTU and outages per\n\
+    direction, as the simulator applies them. Both namespaces\n\
     must exist (`ip netns add`); scripts/testbed.sh builds the whole testbed.\n\n\
     Prints `ready` once packets flow, runs until SIGINT/SIGTERM or --duration, then prints each\n\
     link's counters. Outage and trace times count from `ready`.")]

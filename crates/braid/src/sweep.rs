@@ -17,7 +17,8 @@ pub struct SweepArgs {
     merge: Option<SweepCommand>,
     /// Campaign file (TOML): see docs/campaign.md and campaigns/.
     file: Option<PathBuf>,
-    /// Results folder (created if missing; an interrupted sweep resumes in it).
+    /// Results folder (created if missing; an interrupted sweep resumes in it). Default:
+    /// results/NAME, NAME the campaign's `name`.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Runs at once (default: one per core).

@@ -183,8 +183,11 @@ pub(super) fn run_permutation(r: &Repro, o: &Options) -> Result<Outcome, String>
     let pct = mean(&per_conn);
     let goodput = mean(&sums.iter().flat_map(|s| s.flows.iter().map(|f| f.goodput_mbps)).collect::<Vec<_>>());
     let htsim = mean(&HTSIM_MEASURED_PCT);
-    out.row("mean throughput, htsim's figure (issue 10)", Some(HTSIM_ISSUE_PCT), pct, "% of host link", Some(5.0));
-    out.row("mean throughput, htsim measured here (3 seeds)", Some(htsim), pct, "% of host link", Some(5.0));
+    // htsim's figures are for the full fabric: the reduced one is shown
+    // beside them, not held to them.
+    let tolerance = (!o.reduced).then_some(5.0);
+    out.row("mean throughput, htsim's figure (issue 10)", Some(HTSIM_ISSUE_PCT), pct, "% of host link", tolerance);
+    out.row("mean throughput, htsim measured here (3 seeds)", Some(htsim), pct, "% of host link", tolerance);
     let mut sorted = per_conn.clone();
     sorted.sort_by(f64::total_cmp);
     out.row("worst connection", None, sorted.first().copied().unwrap_or(0.0), "% of host link", None);
@@ -193,7 +196,12 @@ pub(super) fn run_permutation(r: &Repro, o: &Options) -> Result<Outcome, String>
     out.metric("mean_goodput_pct", goodput);
     out.metric("htsim_measured_pct", htsim);
     out.metric("wall_s", wall);
-    out.check("within 5 points of htsim (issue 10's 92%)", (pct - HTSIM_ISSUE_PCT).abs() <= 5.0 || o.reduced);
+    if o.reduced {
+        out.notes
+            .push("reduced: a smaller fabric than htsim's, so its throughput is not held to htsim's figure".into());
+    } else {
+        out.check("within 5 points of htsim (issue 10's 92%)", (pct - HTSIM_ISSUE_PCT).abs() <= 5.0);
+    }
     out.check(
         "every connection gets a fair share: worst above half the mean",
         sorted.first().is_some_and(|w| *w > pct / 2.0),

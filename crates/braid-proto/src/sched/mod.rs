@@ -304,8 +304,13 @@ impl std::fmt::Display for SettingsError {
                 write!(f, "{setting} does not apply to {scheduler:?}; it is a setting of {}", owners.join(" and "))
             }
             SettingsError::OutOfRange { setting, value, allowed } => {
-                // Debug keeps huge and tiny values short (1e300, not 301 digits).
-                write!(f, "{setting} = {value:?} is out of range: allowed {allowed}")
+                // A whole number as written (1001, not 1001.0); Debug keeps
+                // huge and tiny values short (1e300, not 301 digits).
+                if value.fract() == 0.0 && value.abs() < 1e15 {
+                    write!(f, "{setting} = {value:.0} is out of range: allowed {allowed}")
+                } else {
+                    write!(f, "{setting} = {value:?} is out of range: allowed {allowed}")
+                }
             }
         }
     }
@@ -434,6 +439,9 @@ pub(crate) mod tests {
             build("ecf", &beta(1e300)).unwrap_err().to_string(),
             "beta = 1e300 is out of range: allowed 0 to 1 for ecf"
         );
+        let segments = Settings { num_segments: Some(1001), ..Settings::default() };
+        let e = build("rr", &segments).unwrap_err().to_string();
+        assert!(e.starts_with("num_segments = 1001 is out of range"), "{e}");
         let lambda = Settings { lambda: Some(1.35), ..Settings::default() };
         assert!(matches!(build("blest", &lambda), Err(SettingsError::OutOfRange { setting: "lambda", .. })));
         assert!(matches!(build("fifo", &Settings::default()), Err(SettingsError::UnknownScheduler(_))));
