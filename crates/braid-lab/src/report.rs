@@ -1,6 +1,7 @@
 //! Human-readable table and the results folder (`summary.json`,
 //! `subflows.csv`, `links.csv`, `timeseries.svg`).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -135,6 +136,19 @@ pub fn table(s: &Summary) -> String {
     out
 }
 
+/// Gives the second and later copies of a name "~2", "~3", ... so none
+/// stands for two things (columns, or subflows on one route).
+pub(crate) fn mark_repeats<'a>(names: impl Iterator<Item = &'a mut String>) {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for name in names {
+        let n = seen.entry(name.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            *name = format!("{name}~{n}");
+        }
+    }
+}
+
 /// A rate in Mbit/s with at least three significant digits (whole
 /// numbers from 100 up): a 100 kbit/s link reads 0.100, not 0.
 fn three_digits(mbps: f64) -> String {
@@ -201,7 +215,15 @@ impl TimeSeriesWriter {
             ],
         )?;
         let links = open("links.csv", &["time_s", "link", "utilization", "drops", "queue_packets", "loss_rate"])?;
-        let path_names: Vec<String> = scenario.flow_paths.iter().flatten().cloned().collect();
+        // Two subflows of a flow hashed onto one fabric route share its
+        // name: the rows tell them apart by the later one's "~2".
+        let path_names: Vec<String> = (scenario.flow_paths.iter())
+            .flat_map(|paths| {
+                let mut names = paths.clone();
+                mark_repeats(names.iter_mut());
+                names
+            })
+            .collect();
         Ok(TimeSeriesWriter {
             dir: dir.to_path_buf(),
             subflows,

@@ -86,16 +86,8 @@ fn flatten(summary: &Value) -> Vec<(String, String)> {
         }
     }
     // Names may make one column twice (flow "a.b" on path "c" and flow
-    // "a" on path "b.c"; two subflows hashed onto one fabric route): the
-    // later ones get "~2", "~3", ... so no figure overwrites another.
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for (k, _) in out.iter_mut() {
-        let n = seen.entry(k.clone()).or_insert(0);
-        *n += 1;
-        if *n > 1 {
-            *k = format!("{k}~{n}");
-        }
-    }
+    // "a" on path "b.c"; two subflows hashed onto one fabric route).
+    crate::report::mark_repeats(out.iter_mut().map(|(k, _)| k));
     out
 }
 

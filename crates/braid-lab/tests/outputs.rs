@@ -180,6 +180,28 @@ fn sampled_means_cover_the_flow_s_active_time() {
     }
 }
 
+/// Eight subflows hashed onto a k = 4 fabric's four routes between pods
+/// share route names; each keeps rows of its own in `subflows.csv`.
+#[test]
+fn subflows_on_one_route_keep_their_own_rows() {
+    let s = scenario(
+        "duration = \"0.3s\"\n[topology]\nkind = \"fattree\"\nk = 4\nrate = \"100Mbit\"\n\
+         [[flow]]\nname = \"f\"\nfrom = \"h0\"\nto = \"h15\"\nsubflows = 8\n",
+    );
+    let mut routes = s.flow_paths[0].clone();
+    routes.sort();
+    routes.dedup();
+    assert!(routes.len() < 8, "hashing shares routes: {routes:?}");
+    let (_, dir) = run_to_folder(&s, s.duration);
+    let (_, rows) = csv_rows(&dir.path().join("subflows.csv"));
+    let first: Vec<&str> = rows.iter().filter(|r| &r[0] == "0.000").map(|r| &r[2]).collect();
+    let mut distinct = first.clone();
+    distinct.sort();
+    distinct.dedup();
+    println!("{first:?}");
+    assert_eq!((first.len(), distinct.len()), (8, 8), "{first:?}");
+}
+
 /// Durations are whole nanoseconds, converted to seconds once.
 #[test]
 fn json_durations_are_exact() {
