@@ -116,6 +116,8 @@ fn errors_say_what_the_file_got_wrong() {
         ),
         (format!("duration = \"-5ms\"\n{LINK}[[flow]]\n"), "longer than zero", "zero or more"),
         (format!("{LINK}queue = \"5000000000p\"\n[[flow]]\n"), "at most 4294967295 packets", "at least 1 packet"),
+        (format!("{LINK}[[flow]]\nmss = \"1448\"\n"), "expected a whole number, 0 or more, without quotes", "u32"),
+        (format!("seed = -1\n{LINK}[[flow]]\n"), "expected a whole number, 0 or more", "u64"),
     ];
     let dir = temp_dir();
     for (i, (body, says, not)) in cases.iter().enumerate() {
