@@ -759,9 +759,36 @@ fn all_lost_from_bad(p: f64, r: f64, loss_good: f64, loss_bad: f64, k: u32) -> f
 /// bad state can last through a failure timeout's worth of them (case
 /// 640477: nine probes 3.7 s apart all lost at a 70% bad state; case
 /// 1715479: the two or three left after its outages, at 46%).
+///
+/// Or, on a path, cross traffic through a policer may starve them: see
+/// [`policer_starves_probes`].
 fn probes_may_all_be_lost(scenario: &braid_lab::Scenario, f: usize, k: u32) -> bool {
-    let path = |p: usize| path_loses_all(&scenario.topology, p, k);
+    let full_packet = u64::from(scenario.flows[f].config.mss) + 98;
+    let path = |p: usize| match policer_starves_probes(scenario, p, full_packet) {
+        true => 1.0,
+        false => path_loses_all(&scenario.topology, p, k),
+    };
     scenario.flows[f].subflows.iter().map(|&(p, _)| path(p)).product::<f64>() >= PROBES_ALL_LOST_BY_CHANCE
+}
+
+/// Whether cross traffic through a policer on `path` can leave its bucket
+/// short of one of the flow's full packets (`full_packet` bytes at most):
+/// a probe that arrives within the bucket's refill time after a cross
+/// packet is dropped, and as the cross traffic's period is fixed, probes a
+/// fixed interval apart can keep arriving at that phase of it. Case
+/// 5261972: a 1746-byte bucket at 258 kbit/s, 1500-byte cross packets
+/// every 170 ms, a retransmission timeout of almost exactly three of
+/// those periods, then probes 7.5 s apart, each 1.2 ms later in the period
+/// than the one before: every probe for 53 s arrived 6-35 ms after a cross
+/// packet and was dropped.
+fn policer_starves_probes(scenario: &braid_lab::Scenario, path: usize, full_packet: u64) -> bool {
+    let topo = &scenario.topology;
+    topo.paths[path].forward.iter().any(|&l| {
+        let Some(policer) = topo.links[l].policer else { return false };
+        scenario.cross.iter().any(|c| {
+            topo.paths[c.path].forward.contains(&l) && policer.burst_bytes < u64::from(c.packet_bytes) + full_packet
+        })
+    })
 }
 
 /// The chance that path `path` loses `k` packets in a row, its worst
