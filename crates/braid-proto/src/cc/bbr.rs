@@ -714,6 +714,9 @@ impl Controller for Bbr {
     fn pacing_rate(&self, path: usize) -> Option<u64> {
         self.paths.get(path).filter(|p| p.active).map(|p| p.pacing_rate().max(1.0) as u64)
     }
+    fn paces(&self) -> bool {
+        true
+    }
     /// In ProbeRTT the window is held at four segments: Linux marks the
     /// connection application-limited then (`bbr_update_min_rtt`), so that
     /// the low rates sampled do not pull BtlBw down.

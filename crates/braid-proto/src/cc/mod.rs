@@ -163,9 +163,16 @@ pub trait Controller: std::fmt::Debug + Send {
     /// Slow-start threshold of `path` in bytes (`u64::MAX` when unset), for reports.
     fn ssthresh(&self, path: usize) -> u64;
     /// Pacing rate for `path` in payload bytes per second (headers are not
-    /// charged), if the algorithm paces.
+    /// charged, at least 1), if the algorithm paces.
     fn pacing_rate(&self, _path: usize) -> Option<u64> {
         None
+    }
+    /// Whether [`Controller::pacing_rate`] can ever answer other than
+    /// `None`. Asked once, when the connection is built: the connection
+    /// keeps copies of the pacing controllers' rates, as of their windows,
+    /// and asks the others nothing.
+    fn paces(&self) -> bool {
+        false
     }
     /// The algorithm holds `path` below what the path could carry (BBR's
     /// ProbeRTT), so the rates sampled meanwhile understate it, as an idle

@@ -203,6 +203,9 @@ impl Controller for MpBbr {
     fn pacing_rate(&self, path: usize) -> Option<u64> {
         self.bbr.pacing_rate(path)
     }
+    fn paces(&self) -> bool {
+        true
+    }
     fn samples_app_limited(&self, path: usize) -> bool {
         self.bbr.samples_app_limited(path)
     }

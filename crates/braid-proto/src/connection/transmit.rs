@@ -150,7 +150,7 @@ impl Connection {
         let next = self.subflows[i].next_send_time;
         // The slot first: it is never ahead for a controller that does not
         // pace, which then costs no call into the controller.
-        if next <= now || self.cc.get().pacing_rate(i).is_none() {
+        if next <= now || self.cc.pacing_rate(i).is_none() {
             return false;
         }
         self.timers.set_earliest(Timer::Pacing, next);
@@ -456,7 +456,7 @@ impl Connection {
             oldest_in_flight: s.oldest_unacked_sent(),
             srtt: s.rtt.srtt(),
             mss: s.mss,
-            pacing_rate: cc.pacing_rate(i).map(|r| r as f64),
+            pacing_rate: self.cc.pacing_rate(i).map(|r| r as f64),
             peer_window: window_end.saturating_sub(self.send.una()),
             send_window: window_end.saturating_sub(self.send.nxt()),
             ready: self.send.backlog(),
@@ -554,12 +554,12 @@ impl Connection {
         debug_assert!(
             len == 0
                 || self.subflows[i].next_send_time <= now
-                || self.cc.get().pacing_rate(i).is_none()
+                || self.cc.pacing_rate(i).is_none()
                 || self.subflows[i].loss_probe_pending(),
             "subflow {i}: {len} bytes before its pacing slot ({:?} early; only a tail loss probe may)",
             self.subflows[i].next_send_time.saturating_since(now)
         );
-        if let Some(rate) = self.cc.get().pacing_rate(i).filter(|&r| r > 0) {
+        if let Some(rate) = self.cc.pacing_rate(i).filter(|&r| r > 0) {
             // Space packets at the pacing rate in payload bytes, the unit the
             // delivery-rate samples measure. Charging headers too would pace
             // below the estimated rate, and with small segments (under about
