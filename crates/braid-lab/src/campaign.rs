@@ -436,6 +436,17 @@ impl Campaign {
         Some((position(&self.scores.scheduler_axis)?, position(&self.scores.controller_axis)?))
     }
 
+    /// Why the campaign is not scored, for the user, or `None` if it is.
+    pub fn unscored(&self) -> Option<String> {
+        self.score_axes().is_none().then(|| {
+            format!(
+                "no scores (scores.json holds null): seed 004's scores need a scheduler axis named `{}` and a \
+                 controller axis named `{}` ([scores] in docs/campaign.md)",
+                self.scores.scheduler_axis, self.scores.controller_axis
+            )
+        })
+    }
+
     /// The runs, scenarios x axes x seeds; refused beyond [`MAX_RUNS`].
     pub fn plan(&self, overrides: Overrides) -> Result<Plan, CampaignError> {
         let seeds = overrides.seeds.unwrap_or(self.seeds);

@@ -289,6 +289,8 @@ pub struct MergeOutcome {
     pub present: usize,
     /// Summaries copied in by this merge.
     pub copied: usize,
+    /// Why the campaign is not scored ([`Campaign::unscored`]).
+    pub unscored: Option<String>,
 }
 
 /// Combines the results folders of shards (or of partial sweeps) of one
@@ -335,7 +337,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeOutcome, SweepError> {
     }
     crate::sweep_results::write(out, &plan)?;
     let present = plan.runs.iter().filter(|r| summary_path(out, &plan, r).exists()).count();
-    Ok(MergeOutcome { planned: plan.runs.len(), present, copied })
+    Ok(MergeOutcome { planned: plan.runs.len(), present, copied, unscored: plan.campaign.unscored() })
 }
 
 #[cfg(test)]

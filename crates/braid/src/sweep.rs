@@ -64,6 +64,9 @@ pub fn cmd_sweep(args: SweepArgs) -> Result<(), String> {
             out.display(),
             o.copied
         );
+        if let Some(why) = o.unscored {
+            println!("{why}");
+        }
         return Ok(());
     }
     let file = args.file.ok_or("name a campaign file: braid sweep FILE (see docs/campaign.md)")?;
@@ -89,12 +92,8 @@ pub fn cmd_sweep(args: SweepArgs) -> Result<(), String> {
         );
     }
     println!("results in {}: runs.csv, scores.json, report/index.html", out.display());
-    if c.score_axes().is_none() {
-        println!(
-            "no scores (scores.json holds null): seed 004's scores need a scheduler axis named `{}` and a controller \
-             axis named `{}` ([scores] in docs/campaign.md)",
-            c.scores.scheduler_axis, c.scores.controller_axis
-        );
+    if let Some(why) = c.unscored() {
+        println!("{why}");
     }
     Ok(())
 }

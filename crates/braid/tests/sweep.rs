@@ -175,6 +175,7 @@ fn reduced_campaign_end_to_end() {
     let merged = dir.join("merged");
     let o = braid().args(["sweep", "merge"]).args(&shards).arg("--out").arg(&merged).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("no scores"));
     assert_same_tree(&single, &merged);
 
     // A results folder refuses another plan.
@@ -250,6 +251,10 @@ fn warnings_name_a_run_and_count_the_rest() {
     assert_eq!(resumed.len(), 2, "{again}");
     assert!(resumed[0].contains("(run late/seed1)") && resumed[0].contains("`flow[0].start`"), "{again}");
     assert_eq!(resumed[1], warnings[1], "{again}");
+    // A merge of the unscored campaign's folder says so too.
+    let merged = tmp.path().join("merged");
+    let o = braid().args(["sweep", "merge"]).arg(tmp.path().join("out")).arg("--out").arg(&merged).output().unwrap();
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("no scores (scores.json holds null)"));
 }
 
 /// A results folder that is a file, for a sweep and for a merge: refused
