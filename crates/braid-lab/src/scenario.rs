@@ -158,17 +158,11 @@ pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
 /// A TOML error message in the words of TOML files: serde calls an array
 /// a sequence and a table a map, and names Rust's number types.
 pub(crate) fn in_toml_terms(message: &str) -> String {
-    let words = [
-        ("expected a sequence", "expected an array"),
-        ("expected a map", "expected a table"),
-        ("expected u8", "expected a whole number, 0 or more, without quotes"),
-        ("expected u16", "expected a whole number, 0 or more, without quotes"),
-        ("expected u32", "expected a whole number, 0 or more, without quotes"),
-        ("expected u64", "expected a whole number, 0 or more, without quotes"),
-        ("expected usize", "expected a whole number, 0 or more, without quotes"),
-        ("expected f64", "expected a number, without quotes"),
-    ];
-    words.iter().fold(message.trim_end().to_string(), |m, (serde, toml)| m.replace(serde, toml))
+    let whole = ["u8", "u16", "u32", "u64", "usize"].map(|t| (t, "a whole number, 0 or more, without quotes"));
+    let words = [("a sequence", "an array"), ("a map", "a table"), ("f64", "a number, without quotes")];
+    (words.iter().chain(&whole)).fold(message.trim_end().to_string(), |m, (serde, toml)| {
+        m.replace(&format!("expected {serde}"), &format!("expected {toml}"))
+    })
 }
 
 /// Parses a scenario text the user did not write (a campaign's run: base,

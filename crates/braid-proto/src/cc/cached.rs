@@ -154,8 +154,9 @@ impl CachedController {
         }
         if self.paces {
             for (path, r) in self.pacing[..self.cached].iter_mut().enumerate() {
-                *r = self.controller.pacing_rate(path).unwrap_or(0);
-                debug_assert_ne!(self.controller.pacing_rate(path), Some(0), "a pacing rate of 0");
+                let rate = self.controller.pacing_rate(path);
+                debug_assert_ne!(rate, Some(0), "a pacing rate of 0");
+                *r = rate.unwrap_or(0);
             }
         }
     }
