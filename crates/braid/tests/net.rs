@@ -30,11 +30,32 @@ fn transfer(recv_args: &[&OsStr], send_args: &[&OsStr]) -> (Vec<serde_json::Valu
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    let send = braid().args(["send", "--to", &listen, "--json"]).args(send_args).output().unwrap();
-    let recv = recv.wait_with_output().unwrap();
+    let send = braid()
+        .args(["send", "--to", &listen, "--json"])
+        .args(send_args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let send = finish(send, "send");
+    let recv = finish(recv, "recv");
     assert!(send.status.success(), "send failed: {}", String::from_utf8_lossy(&send.stderr));
     assert!(recv.status.success(), "recv --once did not end cleanly after its connection");
     (json_lines(&String::from_utf8_lossy(&send.stdout)), json_lines(&String::from_utf8_lossy(&recv.stdout)))
+}
+
+/// Waits for a child's output, or kills it after two minutes and fails the
+/// test: a transfer that stalls must not hang the suite.
+fn finish(mut child: std::process::Child, what: &str) -> std::process::Output {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{what} did not end within two minutes");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }
 
 fn os(args: &[&'static str]) -> Vec<&'static OsStr> {
@@ -95,6 +116,19 @@ fn a_file_arrives_on_disk_byte_for_byte() {
     let (s, r) = (sent.last().unwrap(), got.last().unwrap());
     assert_eq!(s["sha256"], r["sha256"]);
     assert_eq!(r["bytes"], data.len());
+}
+
+/// Transfers of a byte to two segments: less than one segment, one short
+/// of a full one, and a tail after two. (The other tests move megabytes.)
+#[test]
+fn tiny_transfers_arrive_whole() {
+    for bytes in ["1", "100", "1399", "2801"] {
+        let (sent, got) = transfer(&[], &os(&["--via", "127.0.0.1", "--bytes", bytes]));
+        let (s, r) = (sent.last().unwrap(), got.last().unwrap());
+        let n: u64 = bytes.parse().unwrap();
+        assert_eq!((s["bytes"].as_u64(), r["bytes"].as_u64()), (Some(n), Some(n)), "{bytes} bytes");
+        assert_eq!(s["sha256"], r["sha256"], "{bytes} bytes: the same bytes arrived");
+    }
 }
 
 /// Nobody at the address: the opening goes unanswered, and the sender
