@@ -8,7 +8,8 @@
 //!   controller's PS_scores over the schedulers.
 //! - eq. 22: `CCA_score(controller)`: the mean over families.
 //! - Fig. 9: the coefficient of variation `sigma / mu` of a controller's
-//!   per-family scores (population standard deviation, the paper's sigma).
+//!   per-family scores (population standard deviation; the paper writes
+//!   only `sigma / mu`).
 //! - eq. 23: `CCA_overall_score = CCA_score / CV` (null when CV is zero).
 //!
 //! Controllers and schedulers beyond the paper's (a campaign's extra

@@ -1,8 +1,11 @@
-//! Flappiness (seed 001 §3.3, Fig. 5-7; seed 002's symmetric example): a
-//! two-path flow over two equally good paths (each a 10 Mbit/s link shared
-//! with one Reno flow, 40 ms RTT). COUPLED moves its whole window to
-//! whichever path looks less congested and flips back and forth; LIA and
-//! OLIA keep both subflows in use.
+//! Flappiness (seed 001 §3.3, Fig. 6-7 and Table 2; seed 002's symmetric
+//! example): a two-path flow over two equally good paths (each a 10 Mbit/s
+//! link shared with one Reno flow, 40 ms RTT). COUPLED moves its whole
+//! window to whichever path looks less congested and flips back and forth;
+//! LIA and OLIA keep both subflows in use. Deviation: seed 001 ran LIA on
+//! its shared-bottleneck and resource-pooling topologies instead; and the
+//! seeds disagree about LIA (seed 001 §3.3 finds no flapping, its §4 and
+//! seed 002 say LIA flaps), the checks follow seed 001's experiments.
 //!
 //! Measured on the windows sampled every 100 ms: the share of path 1,
 //! w1 / (w1 + w2); the time spent at an extreme (share below 0.1 or above

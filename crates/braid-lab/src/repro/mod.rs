@@ -282,7 +282,7 @@ pub const ALL: &[Repro] = &[
     },
     Repro {
         name: "flappiness",
-        source: "seed 001 Fig. 5-7, seed 002",
+        source: "seed 001 Fig. 6-7, Table 2; seed 002",
         compares: "window traces on two equally good paths: COUPLED flaps, LIA and OLIA do not",
         run: flappiness::run,
     },
