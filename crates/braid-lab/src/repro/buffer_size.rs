@@ -33,11 +33,7 @@ fn toml(secs: u32, paths: &[(u32, f64)], recv_kib: u32, opportunistic: bool) -> 
 fn sweep(secs: u32, paths: &[(u32, f64)], buffers: &[u32], opportunistic: bool) -> Result<Vec<(f64, f64)>, String> {
     let runs: Vec<String> = buffers.iter().map(|&b| toml(secs, paths, b, opportunistic)).collect();
     let sums = run_all(&runs)?;
-    Ok(buffers
-        .iter()
-        .zip(&sums)
-        .map(|(&b, s)| (f64::from(b), s.flows[0].goodput_mbps * 1e6 / 8.0 / MIB))
-        .collect())
+    Ok(buffers.iter().zip(&sums).map(|(&b, s)| (f64::from(b), s.flows[0].goodput_mbps * 1e6 / 8.0 / MIB)).collect())
 }
 
 /// The smallest buffer reaching 95% of the curve's best.
