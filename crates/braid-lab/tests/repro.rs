@@ -95,3 +95,8 @@ fn short_flows() {
 fn buffer_size() {
     reduced("buffer-size");
 }
+
+#[test]
+fn server_balance() {
+    reduced("server-balance");
+}

@@ -18,7 +18,7 @@ use super::{mean, run_all, two_links, Options, Outcome, Repro, Starts};
 use crate::sweep_charts::{bars, Bars};
 
 fn toml(seed: u64, secs: u32, cc: &str) -> String {
-    let mut t = two_links("bursty-cbr", seed, secs, ["top", "bottom"], "5ms", "1bdp");
+    let mut t = two_links("bursty-cbr", seed, secs, ["top", "bottom"], "10Mbit", "5ms", "1bdp");
     t +=
         &format!("[[flow]]\nname = \"mp\"\ncc = \"{cc}\"\npaths = [\"top\", \"bottom\"]\n{}", Starts::new(seed).line());
     t += "[[cross]]\nname = \"cbr\"\npath = \"top\"\nrate = \"10Mbit\"\non = \"10ms\"\noff = \"100ms\"\n";

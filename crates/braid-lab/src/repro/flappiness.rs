@@ -20,7 +20,7 @@ use crate::run::{run_with, RunOptions};
 use crate::sweep_charts::lines;
 
 fn toml(seed: u64, secs: u32, cc: &str) -> String {
-    let mut t = two_links("flappiness", seed, secs, ["p1", "p2"], "20ms", "34p");
+    let mut t = two_links("flappiness", seed, secs, ["p1", "p2"], "10Mbit", "20ms", "34p");
     let mut starts = Starts::new(seed);
     t += &format!("[[flow]]\nname = \"mp\"\ncc = \"{cc}\"\npaths = [\"p1\", \"p2\"]\n{}", starts.line());
     for k in 1..=2 {

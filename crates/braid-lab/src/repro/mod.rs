@@ -19,6 +19,7 @@ mod flappiness;
 mod khalili;
 mod mobility;
 mod resource_pooling;
+mod server_balance;
 mod shared_bottleneck;
 mod short_flows;
 mod torus;
@@ -47,18 +48,23 @@ impl Starts {
 
     /// The next flow's `start = "..."` line.
     fn line(&mut self) -> String {
-        format!("start = \"{:.4}s\"\n", self.0.gen_range(0.0..1.0))
+        self.line_after(0.0)
+    }
+
+    /// The next flow's `start = "..."` line, in the second from `t` s.
+    fn line_after(&mut self, t: f64) -> String {
+        format!("start = \"{:.4}s\"\n", t + self.0.gen_range(0.0..1.0))
     }
 }
 
-/// The head of a graph scenario with two parallel 10 Mbit/s links from `S`
+/// The head of a graph scenario with two parallel links of `rate` from `S`
 /// to `D` (one-way `delay`, `queue` each) and a path over each, named as
 /// its link.
-fn two_links(name: &str, seed: u64, secs: u32, links: [&str; 2], delay: &str, queue: &str) -> String {
+fn two_links(name: &str, seed: u64, secs: u32, links: [&str; 2], rate: &str, delay: &str, queue: &str) -> String {
     let mut t = format!("name = \"{name}\"\nseed = {seed}\nduration = \"{secs}s\"\n[topology]\nkind = \"graph\"\n");
     for l in links {
         t += &format!(
-            "[[topology.link]]\nname = \"{l}\"\nfrom = \"S\"\nto = \"D\"\nrate = \"10Mbit\"\ndelay = \"{delay}\"\nqueue = \"{queue}\"\n\
+            "[[topology.link]]\nname = \"{l}\"\nfrom = \"S\"\nto = \"D\"\nrate = \"{rate}\"\ndelay = \"{delay}\"\nqueue = \"{queue}\"\n\
              [[topology.path]]\nname = \"{l}\"\nlinks = [\"{l}\"]\n"
         );
     }
@@ -218,7 +224,8 @@ impl Repro {
     }
 }
 
-/// Every reproduction, in the order of issue 10's table.
+/// Every reproduction, in the order of issue 10's table (seed 000's
+/// server load balancing, added later, beside its other experiments).
 pub const ALL: &[Repro] = &[
     Repro {
         name: "shared-bottleneck",
@@ -255,6 +262,12 @@ pub const ALL: &[Repro] = &[
         source: "seed 000 BCube table",
         compares: "TP1/TP2/TP3 Mbit/s per host: single-path, EWTCP, LIA",
         run: bcube::run,
+    },
+    Repro {
+        name: "server-balance",
+        source: "seed 000 Fig. 10",
+        compares: "a dual-homed server, 5 TCP flows on one 100 Mbit/s uplink and 15 on the other, then MPTCP flows join: per-flow Mbit/s before and after",
+        run: server_balance::run,
     },
     Repro {
         name: "wifi-3g",
@@ -380,6 +393,7 @@ mod tests {
                 "fattree",
                 "fattree-permutation",
                 "bcube",
+                "server-balance",
                 "wifi-3g",
                 "mobility",
                 "khalili-a",
