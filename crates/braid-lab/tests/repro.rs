@@ -100,3 +100,8 @@ fn buffer_size() {
 fn server_balance() {
     reduced("server-balance");
 }
+
+#[test]
+fn congestion_shift() {
+    reduced("congestion-shift");
+}

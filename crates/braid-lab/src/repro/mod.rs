@@ -14,6 +14,7 @@
 mod bcube;
 mod buffer_size;
 mod bursty_cbr;
+mod congestion_shift;
 mod fattree;
 mod flappiness;
 mod khalili;
@@ -294,6 +295,12 @@ pub const ALL: &[Repro] = &[
         run: resource_pooling::run,
     },
     Repro {
+        name: "congestion-shift",
+        source: "seed 001 Fig. 5",
+        compares: "a two-path LIA flow as one path's congestion rises: the window moves to the other path",
+        run: congestion_shift::run,
+    },
+    Repro {
         name: "flappiness",
         source: "seed 001 Fig. 6-7, Table 2; seed 002",
         compares: "window traces on two equally good paths: COUPLED flaps, LIA and OLIA do not",
@@ -398,6 +405,7 @@ mod tests {
                 "mobility",
                 "khalili-a",
                 "resource-pooling",
+                "congestion-shift",
                 "flappiness",
                 "short-flows",
                 "buffer-size"
