@@ -23,39 +23,63 @@ fn free_port() -> u16 {
 /// their JSON lines.
 fn transfer(recv_args: &[&OsStr], send_args: &[&OsStr]) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
     let listen = format!("127.0.0.1:{}", free_port());
-    let recv = braid()
-        .args(["recv", "--listen", &listen, "--once", "--json", "--idle-timeout", "20s"])
-        .args(recv_args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let recv = Running::start(
+        braid().args(["recv", "--listen", &listen, "--once", "--json", "--idle-timeout", "20s"]).args(recv_args),
+    );
     std::thread::sleep(Duration::from_millis(300));
-    let send = braid()
-        .args(["send", "--to", &listen, "--json"])
-        .args(send_args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let send = finish(send, "send");
-    let recv = finish(recv, "recv");
+    let send = Running::start(braid().args(["send", "--to", &listen, "--json"]).args(send_args));
+    let send = send.finish("send");
+    let recv = recv.finish("recv");
     assert!(send.status.success(), "send failed: {}", String::from_utf8_lossy(&send.stderr));
     assert!(recv.status.success(), "recv --once did not end cleanly after its connection");
     (json_lines(&String::from_utf8_lossy(&send.stdout)), json_lines(&String::from_utf8_lossy(&recv.stdout)))
 }
 
-/// Waits for a child's output, or kills it after two minutes and fails the
-/// test: a transfer that stalls must not hang the suite.
-fn finish(mut child: std::process::Child, what: &str) -> std::process::Output {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("{what} did not end within two minutes");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+/// A thread reading a pipe to its end.
+type Drain = std::thread::JoinHandle<Vec<u8>>;
+
+/// A child whose output is read as it comes (so a full pipe never blocks
+/// it), killed and reaped if the test gives up on it or fails first.
+struct Running {
+    child: std::process::Child,
+    output: Option<(Drain, Drain)>,
+}
+
+impl Running {
+    fn start(command: &mut Command) -> Running {
+        let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = pipe.read_to_end(&mut bytes);
+                bytes
+            })
+        };
+        let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        Running { child, output: Some((drain(Box::new(out)), drain(Box::new(err)))) }
     }
-    child.wait_with_output().unwrap()
+
+    /// Its output once it exits, or a failed test after two minutes: a
+    /// transfer that stalls must not hang the suite.
+    fn finish(mut self, what: &str) -> std::process::Output {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "{what} did not end within two minutes");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let (out, err) = self.output.take().unwrap();
+        std::process::Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn os(args: &[&'static str]) -> Vec<&'static OsStr> {

@@ -4,8 +4,9 @@
 //! window to whichever path looks less congested and flips back and forth;
 //! LIA, OLIA and EWTCP keep both subflows in use. Deviation: seed 001 ran LIA on
 //! its shared-bottleneck and resource-pooling topologies instead; and the
-//! seeds disagree about LIA (seed 001 §3.3 finds no flapping, its §4 and
-//! seed 002 say LIA flaps), the checks follow seed 001's experiments.
+//! seeds disagree about LIA (seed 001 §3.3 finds no flapping, its §4 says
+//! LIA flaps, and seed 002 presents OLIA as the non-flappy alternative to
+//! LIA); the checks follow seed 001's experiments.
 //!
 //! Measured on the windows sampled every 100 ms: the share of path 1,
 //! w1 / (w1 + w2); the time spent at an extreme (share below 0.1 or above
@@ -13,21 +14,8 @@
 //! start at times drawn from the seed in the first second: nothing else in
 //! the scenario is random, so without them every seed gave the same run.
 
-use braid_sim::Recorder;
-
-use super::{mean, scenario, two_links, Options, Outcome, Repro, Starts};
-use crate::run::{run_with, RunOptions};
+use super::{mean, recorded, shared_pair, window_share, Options, Outcome, Repro};
 use crate::sweep_charts::lines;
-
-fn toml(seed: u64, secs: u32, cc: &str) -> String {
-    let mut t = two_links("flappiness", seed, secs, ["p1", "p2"], "10Mbit", "20ms", "34p");
-    let mut starts = Starts::new(seed);
-    t += &format!("[[flow]]\nname = \"mp\"\ncc = \"{cc}\"\npaths = [\"p1\", \"p2\"]\n{}", starts.line());
-    for k in 1..=2 {
-        t += &format!("[[flow]]\nname = \"tcp{k}\"\ncc = \"reno\"\npaths = [\"p{k}\"]\n{}", starts.line());
-    }
-    t
-}
 
 /// Path 1's share of the window over time, with its extremes and flips.
 struct Shares {
@@ -37,17 +25,7 @@ struct Shares {
 }
 
 fn shares(toml: &str) -> Result<Shares, String> {
-    let s = scenario(toml, "flappiness")?;
-    let mut rec = Recorder::default();
-    run_with(&s, RunOptions::default(), &mut rec, &mut |_| {}).map_err(|e| e.to_string())?;
-    let mine: Vec<_> = rec.subflows.iter().filter(|r| r.flow == 0).collect();
-    let mut points = Vec::new();
-    for pair in mine.chunks(2) {
-        if let [a, b] = pair {
-            let total = (a.cwnd + b.cwnd).max(1) as f64;
-            points.push((a.time.as_nanos() as f64 / 1e9, a.cwnd as f64 / total));
-        }
-    }
+    let points = window_share(&recorded(toml, "flappiness")?, 0, 0);
     // Skip the first 5 s (slow start).
     let steady: Vec<f64> = points.iter().filter(|p| p.0 >= 5.0).map(|p| p.1).collect();
     let extreme = steady.iter().filter(|&&x| !(0.1..=0.9).contains(&x)).count() as f64 / steady.len().max(1) as f64;
@@ -78,7 +56,8 @@ pub(super) fn run(r: &Repro, o: &Options) -> Result<Outcome, String> {
     let mut out = Outcome::new(r, &seeds);
     let mut figs = Vec::new();
     for cc in ccs {
-        let per: Vec<Shares> = seeds.iter().map(|&s| shares(&toml(s, secs, cc))).collect::<Result<_, _>>()?;
+        let per: Vec<Shares> =
+            seeds.iter().map(|&s| shares(&shared_pair("flappiness", s, secs, cc).0)).collect::<Result<_, _>>()?;
         out.runs += per.len();
         let extreme = mean(&per.iter().map(|p| p.extreme).collect::<Vec<_>>());
         let flips = mean(&per.iter().map(|p| p.flips as f64).collect::<Vec<_>>());

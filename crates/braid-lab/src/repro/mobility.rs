@@ -11,7 +11,7 @@
 
 use braid_sim::Recorder;
 
-use super::{mean, scenario, Options, Outcome, Repro};
+use super::{mean, sample_at, scenario, Options, Outcome, Repro};
 use crate::run::{run_with, RunOptions};
 use crate::sweep_charts::lines;
 
@@ -60,7 +60,7 @@ fn trace(toml: &str, down: (u32, u32)) -> Result<Trace, String> {
         }
     }
     let rate = |from: f64, to: f64| {
-        let at = |t: f64| rows.iter().rev().find(|r| r.time.as_nanos() as f64 / 1e9 <= t).map_or(0, |r| r.delivered);
+        let at = |t: f64| sample_at(&rec, 0, 0, t).map_or(0, |r| r.delivered);
         (at(to) - at(from)) as f64 * 8.0 / (to - from) / 1e6
     };
     let (d0, d1) = (f64::from(down.0), f64::from(down.1));

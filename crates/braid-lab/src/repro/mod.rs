@@ -27,13 +27,13 @@ mod torus;
 mod wifi_3g;
 
 use braid_proto::{Duration, Instant};
-use braid_sim::LinkStats;
+use braid_sim::{LinkStats, Recorder, SubflowSample};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::run::{run, RunOptions, Runner, Summary};
+use crate::run::{run, run_with, RunOptions, Runner, Summary};
 use crate::scenario::{parse, Scenario};
 
 /// Start times drawn from the seed, uniform over the first second, as a
@@ -70,6 +70,48 @@ fn two_links(name: &str, seed: u64, secs: u32, links: [&str; 2], rate: &str, del
         );
     }
     t
+}
+
+/// Two parallel 10 Mbit/s links, 40 ms RTT, 1-BDP queues, a two-path
+/// flow `mp` running `cc` over both and one Reno flow on each (`tcp1`,
+/// `tcp2`), all starting in the first second; with the start times drawn
+/// so far, for flows added after.
+fn shared_pair(name: &str, seed: u64, secs: u32, cc: &str) -> (String, Starts) {
+    let mut t = two_links(name, seed, secs, ["p1", "p2"], "10Mbit", "20ms", "34p");
+    let mut starts = Starts::new(seed);
+    t += &format!("[[flow]]\nname = \"mp\"\ncc = \"{cc}\"\npaths = [\"p1\", \"p2\"]\n{}", starts.line());
+    for k in 1..=2 {
+        t += &format!("[[flow]]\nname = \"tcp{k}\"\ncc = \"reno\"\npaths = [\"p{k}\"]\n{}", starts.line());
+    }
+    (t, starts)
+}
+
+/// Runs a scenario and keeps every sample.
+fn recorded(toml: &str, what: &str) -> Result<Recorder, String> {
+    let s = scenario(toml, what)?;
+    let mut rec = Recorder::default();
+    run_with(&s, RunOptions::default(), &mut rec, &mut |_| {}).map_err(|e| e.to_string())?;
+    Ok(rec)
+}
+
+fn secs(r: &SubflowSample) -> f64 {
+    r.time.as_nanos() as f64 / 1e9
+}
+
+/// The last sample of `flow`'s `subflow` taken at or before `t` s.
+fn sample_at(rec: &Recorder, flow: u32, subflow: u32, t: f64) -> Option<&SubflowSample> {
+    rec.subflows.iter().rev().find(|r| r.flow == flow && r.subflow == subflow && secs(r) <= t)
+}
+
+/// Subflow `k`'s share of a two-subflow `flow`'s window, sample by sample.
+fn window_share(rec: &Recorder, flow: u32, k: usize) -> Vec<(f64, f64)> {
+    let mine: Vec<_> = rec.subflows.iter().filter(|r| r.flow == flow).collect();
+    mine.chunks(2)
+        .filter_map(|pair| match pair {
+            [a, b] => Some((secs(a), pair[k].cwnd as f64 / (a.cwnd + b.cwnd).max(1) as f64)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// How to run a reproduction.
@@ -225,8 +267,9 @@ impl Repro {
     }
 }
 
-/// Every reproduction, in the order of issue 10's table (seed 000's
-/// server load balancing, added later, beside its other experiments).
+/// Every reproduction, in the order of issue 10's table (server load
+/// balancing and the congestion shift, added later, beside the experiments
+/// of their seeds).
 pub const ALL: &[Repro] = &[
     Repro {
         name: "shared-bottleneck",
@@ -303,7 +346,7 @@ pub const ALL: &[Repro] = &[
     Repro {
         name: "flappiness",
         source: "seed 001 Fig. 6-7, Table 2; seed 002",
-        compares: "window traces on two equally good paths: COUPLED flaps, LIA and OLIA do not",
+        compares: "window traces on two equally good paths: COUPLED flaps, LIA, OLIA and EWTCP do not",
         run: flappiness::run,
     },
     Repro {
