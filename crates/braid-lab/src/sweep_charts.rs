@@ -265,10 +265,29 @@ pub fn lines(
                 chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(err)?;
             }
         }
-        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+        legend(&mut chart, quietest_corner(series, (left, right), top))?;
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+/// The corner of the plot whose box (the outer 40% of the width, 30% of
+/// the height) holds the fewest points, so the legend hides the least;
+/// lower right when several tie.
+fn quietest_corner(series: &[(String, Vec<(f64, f64)>)], (left, right): (f64, f64), top: f64) -> SeriesLabelPosition {
+    let (east, west) = (left + 0.6 * (right - left), left + 0.4 * (right - left));
+    let (north, south) = (0.7 * top, 0.3 * top);
+    let corners = [
+        (SeriesLabelPosition::LowerRight, (east, f64::INFINITY), (f64::NEG_INFINITY, south)),
+        (SeriesLabelPosition::UpperRight, (east, f64::INFINITY), (north, f64::INFINITY)),
+        (SeriesLabelPosition::UpperLeft, (f64::NEG_INFINITY, west), (north, f64::INFINITY)),
+        (SeriesLabelPosition::LowerLeft, (f64::NEG_INFINITY, west), (f64::NEG_INFINITY, south)),
+    ];
+    let points = || series.iter().flat_map(|s| s.1.iter());
+    let crowd = |x: (f64, f64), y: (f64, f64)| {
+        points().filter(|p| (x.0..=x.1).contains(&p.0) && (y.0..=y.1).contains(&p.1)).count()
+    };
+    corners.into_iter().min_by_key(|(_, x, y)| crowd(*x, *y)).map_or(SeriesLabelPosition::LowerRight, |c| c.0)
 }
 
 /// The empirical CDF of `values` as a step curve; with `complementary`,
@@ -295,6 +314,21 @@ pub fn ecdf(values: &[f64], complementary: bool) -> Vec<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_legend_goes_where_the_lines_are_not() {
+        let corner =
+            |points: Vec<(f64, f64)>| format!("{:?}", quietest_corner(&[("s".into(), points)], (0.0, 10.0), 1.0));
+        // Along the bottom on the right: not there; the upper right is empty.
+        let low_right: Vec<(f64, f64)> = (0..100).map(|i| (f64::from(i) / 10.0, 0.1)).collect();
+        assert_eq!(corner(low_right), "UpperRight");
+        // High everywhere: lower right, as when nothing is in the way.
+        let high: Vec<(f64, f64)> = (0..100).map(|i| (f64::from(i) / 10.0, 0.9)).collect();
+        assert_eq!(corner(high), "LowerRight");
+        // Falling from the upper left to the lower right: a corner off it.
+        let falling: Vec<(f64, f64)> = (0..100).map(|i| (f64::from(i) / 10.0, 1.0 - f64::from(i) / 100.0)).collect();
+        assert!(["UpperRight", "LowerLeft"].contains(&corner(falling).as_str()));
+    }
 
     #[test]
     fn ecdf_steps_through_sorted_values() {
