@@ -974,22 +974,50 @@ fn failure_report(case: u64, why: &str) -> String {
     )
 }
 
+/// A worker's case in progress: its number, when it started, and whether
+/// the watchdog has named it.
+type Running = std::sync::Mutex<Option<(u64, std::time::Instant, bool)>>;
+
+/// Names every case that has run for more than a minute (a case takes
+/// tens of milliseconds), so that a livelock or a pathologically slow
+/// scenario in a long run can be found and re-run on its own.
+fn watch(running: &[Running], finished: &std::sync::atomic::AtomicBool) {
+    const SLOW: std::time::Duration = std::time::Duration::from_secs(60);
+    while !finished.load(std::sync::atomic::Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        for slot in running {
+            if let Some((case, started, named)) = slot.lock().unwrap().as_mut() {
+                if !*named && started.elapsed() > SLOW {
+                    *named = true;
+                    eprintln!("chaos: case {case} has been running for more than {} s", SLOW.as_secs());
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn random_scenarios_deliver_every_byte_once() {
     let cases: u64 = std::env::var("BRAID_CHAOS_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
     let first: u64 = std::env::var("BRAID_CHAOS_FIRST").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let running: Vec<Running> = (0..threads).map(|_| Running::default()).collect();
+    let finished = std::sync::atomic::AtomicBool::new(false);
     let (failures, reported): (Vec<String>, u64) = std::thread::scope(|s| {
+        s.spawn(|| watch(&running, &finished));
         let workers: Vec<_> = (0..threads)
             .map(|w| {
+                let running = &running[w as usize];
                 s.spawn(move || {
                     let (mut failed, mut reported) = (Vec::new(), 0);
                     for case in (first + w..first + cases).step_by(threads as usize) {
                         if std::env::var_os("BRAID_CHAOS_PRINT").is_some() {
                             println!("{}", generate(case));
                         }
+                        *running.lock().unwrap() = Some((case, std::time::Instant::now(), false));
                         let outcome = std::panic::catch_unwind(|| check(case))
                             .unwrap_or_else(|p| Err(format!("panicked: {}", common::panic_message(&p))));
+                        *running.lock().unwrap() = None;
                         match outcome {
                             Ok(n) => reported += n,
                             Err(why) => {
@@ -1005,10 +1033,13 @@ fn random_scenarios_deliver_every_byte_once() {
                 })
             })
             .collect();
-        workers.into_iter().map(|w| w.join().expect("worker")).fold((Vec::new(), 0), |(mut f, r), (wf, wr)| {
-            f.extend(wf);
-            (f, r + wr)
-        })
+        let totals =
+            workers.into_iter().map(|w| w.join().expect("worker")).fold((Vec::new(), 0), |(mut f, r), (wf, wr)| {
+                f.extend(wf);
+                (f, r + wr)
+            });
+        finished.store(true, std::sync::atomic::Ordering::Relaxed);
+        totals
     });
     println!(
         "{cases} chaos cases from {first}: {} failed; {reported} flows reported their paths dead as they should",
