@@ -14,7 +14,7 @@
 //! change at 100 s; windows sampled every 100 ms; starts drawn from the
 //! seed.
 
-use super::{mean, recorded, sample_at, shared_pair, window_share, Options, Outcome, Repro};
+use super::{mbps_between, mean, recorded, shared_pair, window_share, Options, Outcome, Repro};
 use crate::sweep_charts::lines;
 
 /// Reno flows that join path 2 at the change.
@@ -38,9 +38,7 @@ struct Trace {
 
 fn trace(toml: &str, before: (f64, f64), after: (f64, f64)) -> Result<Trace, String> {
     let rec = recorded(toml, "congestion-shift")?;
-    let received = |sub: u32, t: f64| sample_at(&rec, 0, sub, t).map_or(0, |r| r.received_new);
-    let rate =
-        |sub: u32, (from, to): (f64, f64)| (received(sub, to) - received(sub, from)) as f64 * 8.0 / (to - from) / 1e6;
+    let rate = |sub: u32, window: (f64, f64)| mbps_between(&rec, (0, sub), window, |r| r.received_new);
     Ok(Trace {
         share: window_share(&rec, 0, 1),
         mbps: [[rate(0, before), rate(1, before)], [rate(0, after), rate(1, after)]],

@@ -11,7 +11,7 @@
 
 use braid_sim::Recorder;
 
-use super::{mean, sample_at, scenario, Options, Outcome, Repro};
+use super::{mbps_between, mean, scenario, Options, Outcome, Repro};
 use crate::run::{run_with, RunOptions};
 use crate::sweep_charts::lines;
 
@@ -59,10 +59,7 @@ fn trace(toml: &str, down: (u32, u32)) -> Result<Trace, String> {
             series.push((b.time.as_nanos() as f64 / 1e9, (b.received_new - a.received_new) as f64 * 8.0 / dt / 1e6));
         }
     }
-    let rate = |from: f64, to: f64| {
-        let at = |t: f64| sample_at(&rec, 0, 0, t).map_or(0, |r| r.delivered);
-        (at(to) - at(from)) as f64 * 8.0 / (to - from) / 1e6
-    };
+    let rate = |from: f64, to: f64| mbps_between(&rec, (0, 0), (from, to), |r| r.delivered);
     let (d0, d1) = (f64::from(down.0), f64::from(down.1));
     let end = rows.last().map_or(d1, |r| r.time.as_nanos() as f64 / 1e9);
     Ok(Trace { stall, per_second, phases: [rate(2.0, d0), rate(d0, d1), rate(d1 + 2.0, end)] })

@@ -103,6 +103,18 @@ fn sample_at(rec: &Recorder, flow: u32, subflow: u32, t: f64) -> Option<&Subflow
     rec.subflows.iter().rev().find(|r| r.flow == flow && r.subflow == subflow && secs(r) <= t)
 }
 
+/// How fast `count`, a counter of `flow`'s `subflow` in bytes, grew
+/// between `from` and `to` s, in Mbit/s.
+fn mbps_between(
+    rec: &Recorder,
+    (flow, subflow): (u32, u32),
+    (from, to): (f64, f64),
+    count: fn(&SubflowSample) -> u64,
+) -> f64 {
+    let at = |t: f64| sample_at(rec, flow, subflow, t).map_or(0, count);
+    at(to).saturating_sub(at(from)) as f64 * 8.0 / (to - from) / 1e6
+}
+
 /// Subflow `k`'s share of a two-subflow `flow`'s window, sample by sample.
 fn window_share(rec: &Recorder, flow: u32, k: usize) -> Vec<(f64, f64)> {
     let mine: Vec<_> = rec.subflows.iter().filter(|r| r.flow == flow).collect();

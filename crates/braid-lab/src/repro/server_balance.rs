@@ -15,8 +15,9 @@
 //! 30 s before the join (the reduced version: the 20 s after a 10 s
 //! warm-up) and over the second half of the time after it.
 
-use super::{mean, recorded, sample_at, two_links, Options, Outcome, Repro, Starts};
+use super::{mbps_between, mean, recorded, two_links, Options, Outcome, Repro, Starts};
 use crate::sweep_charts::{bars, Bars};
+use braid_sim::SubflowSample;
 
 /// Single-path flows on link 1 and on link 2, then multipath flows.
 const TCP1: usize = 5;
@@ -50,22 +51,19 @@ struct Phase {
 
 fn phases(toml: &str, windows: [(f64, f64); 2]) -> Result<[Phase; 2], String> {
     let rec = recorded(toml, "server-balance")?;
-    // The counters of (flow, subflow) at `t` s.
-    let at = |flow: usize, subflow: u32, t: f64| {
-        sample_at(&rec, flow as u32, subflow, t).map_or((0, 0), |r| (r.delivered, r.received_new))
-    };
-    let phase = |(from, to): (f64, f64)| {
-        let mbps = |bytes: u64| bytes as f64 * 8.0 / (to - from) / 1e6;
-        let rate = |flows: std::ops::Range<usize>| {
-            mean(&flows.map(|f| mbps(at(f, 0, to).0 - at(f, 0, from).0)).collect::<Vec<_>>())
+    let phase = |window: (f64, f64)| {
+        let mbps = |flow: usize, sub: u32, count: fn(&SubflowSample) -> u64| {
+            mbps_between(&rec, (flow as u32, sub), window, count)
         };
+        let rate =
+            |flows: std::ops::Range<usize>| mean(&flows.map(|f| mbps(f, 0, |r| r.delivered)).collect::<Vec<_>>());
         let mp = TCP1 + TCP2..TCP1 + TCP2 + MPTCP;
-        let on = |sub: u32| mp.clone().map(|f| at(f, sub, to).1 - at(f, sub, from).1).sum::<u64>() as f64;
+        let on = |sub: u32| mp.clone().map(|f| mbps(f, sub, |r| r.received_new)).sum::<f64>();
         Phase {
             tcp1: rate(0..TCP1),
             tcp2: rate(TCP1..TCP1 + TCP2),
             mptcp: rate(mp.clone()),
-            mptcp_on_link1: on(0) / (on(0) + on(1)).max(1.0),
+            mptcp_on_link1: on(0) / (on(0) + on(1)).max(f64::MIN_POSITIVE),
         }
     };
     Ok(windows.map(phase))
