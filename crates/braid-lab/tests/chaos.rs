@@ -356,7 +356,7 @@ fn gen_flow(
     let fixed = [&send, &recv_buffer].into_iter().filter_map(|b| b.trim_start_matches("kernel:").strip_suffix('B'));
     let smallest = fixed.filter_map(|b| b.parse::<f64>().ok()).fold(f64::INFINITY, f64::min);
     let fits = (smallest * 300.0 / (max_rtt + ack_delay + 0.01)).max(1.0);
-    t += &format!("size = \"{}B\"\n", size.min(fits as u64));
+    let mut size = size.min(fits as u64);
     if let Some(mtu) = smallest_mtu {
         // Black-hole detection, to a size every packet of which fits the
         // MTU: payload plus at most 70 header bytes and 28 of UDP and IPv4.
@@ -411,10 +411,18 @@ fn gen_flow(
         // fast enough to write everything within 100 s.
         let lo = (size as f64 * 0.08).max(1e4);
         let rate = log_uniform(rng, lo, 2.0 * slowest_bps.max(lo));
-        t += &format!("app_rate = \"{rate:.0}bit\"\napp_message = \"{}B\"\n", log_uniform(rng, 1.0, 65536.0) as u64);
+        let message = log_uniform(rng, 1.0, 65536.0) as u64;
+        t += &format!("app_rate = \"{rate:.0}bit\"\napp_message = \"{message}B\"\n");
+        // No more than 5,000 messages: each can be a packet of its own (on
+        // every subflow with the redundant scheduler), and 2-byte messages
+        // made a flow of 651 kB a minute's work (case 5707119).
+        size = size.min(message * MOST_MESSAGES);
     }
-    t
+    t + &format!("size = \"{size}B\"\n")
 }
+
+/// The most messages a constant-rate source writes.
+const MOST_MESSAGES: u64 = 5_000;
 
 /// The scenario of case `case`, as a scenario file.
 fn generate(case: u64) -> String {
