@@ -27,7 +27,7 @@
 //! `BRAID_CHAOS_CASES=100000` runs more (on every core), and
 //! `BRAID_CHAOS_FIRST=N` starts at case N. A failing case is printed as a
 //! ready-to-run scenario file for `braid run`; `BRAID_CHAOS_PRINT=1` prints
-//! every case's.
+//! every case's. A case still running after a minute is named on stderr.
 
 mod common;
 
@@ -1004,6 +1004,15 @@ fn watch(running: &[Running], finished: &std::sync::atomic::AtomicBool) {
     }
 }
 
+/// Sets its flag when dropped.
+struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 #[test]
 fn random_scenarios_deliver_every_byte_once() {
     let cases: u64 = std::env::var("BRAID_CHAOS_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
@@ -1013,6 +1022,9 @@ fn random_scenarios_deliver_every_byte_once() {
     let finished = std::sync::atomic::AtomicBool::new(false);
     let (failures, reported): (Vec<String>, u64) = std::thread::scope(|s| {
         s.spawn(|| watch(&running, &finished));
+        // Stops the watchdog however this closure ends (a worker's panic
+        // included), or the scope would wait on it for ever.
+        let _stop = Stop(&finished);
         let workers: Vec<_> = (0..threads)
             .map(|w| {
                 let running = &running[w as usize];
@@ -1041,13 +1053,10 @@ fn random_scenarios_deliver_every_byte_once() {
                 })
             })
             .collect();
-        let totals =
-            workers.into_iter().map(|w| w.join().expect("worker")).fold((Vec::new(), 0), |(mut f, r), (wf, wr)| {
-                f.extend(wf);
-                (f, r + wr)
-            });
-        finished.store(true, std::sync::atomic::Ordering::Relaxed);
-        totals
+        workers.into_iter().map(|w| w.join().expect("worker")).fold((Vec::new(), 0), |(mut f, r), (wf, wr)| {
+            f.extend(wf);
+            (f, r + wr)
+        })
     });
     println!(
         "{cases} chaos cases from {first}: {} failed; {reported} flows reported their paths dead as they should",
