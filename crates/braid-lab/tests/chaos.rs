@@ -1091,6 +1091,25 @@ fn cases_the_generator_got_wrong_stay_fixed() {
     }
 }
 
+/// Constant-rate sources write at most `MOST_MESSAGES` messages (case
+/// 5707119: 2-byte messages made one case a minute's work).
+#[test]
+fn constant_rate_sources_write_few_enough_messages() {
+    let mut seen = 0;
+    for case in 0..3000 {
+        let scenario: toml::Table = toml::from_str(&generate(case)).unwrap();
+        let flows = scenario.get("flow").and_then(|f| f.as_array()).cloned().unwrap_or_default();
+        for flow in flows.iter().filter_map(|f| f.as_table()) {
+            let bytes = |key: &str| flow.get(key)?.as_str()?.strip_suffix('B')?.parse::<u64>().ok();
+            if let (Some(message), Some(size)) = (bytes("app_message"), bytes("size")) {
+                seen += 1;
+                assert!(size <= message * MOST_MESSAGES, "case {case}: {size} B in {message}-byte messages");
+            }
+        }
+    }
+    assert!(seen > 100, "only {seen} constant-rate flows");
+}
+
 /// An incomplete flow with no bursty loss on its paths is a failure, with
 /// no re-run: case 4531993 before its flow's size allowed for the ACK
 /// delay (3.0 MB at 2.4 kB/s, 1,250 s of work in a 1,200-s run).
