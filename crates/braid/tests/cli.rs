@@ -264,6 +264,36 @@ fn default_run_prints_json_and_writes_results() {
     );
 }
 
+/// The `braid` binary links mimalloc, while the library's tests (the golden
+/// summaries among them) run on the system allocator: a result that hung on
+/// the allocator (an address-ordered iteration, say) would pass those tests
+/// and still differ for users. Every scenario with a golden summary is run
+/// here through the binary and must give that summary, value for value.
+#[test]
+fn the_binary_gives_the_golden_summaries() {
+    if std::env::var_os("BRAID_WIRE").is_some() {
+        // As in the golden test: wire-format datagrams have other sizes.
+        return;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let golden = root.join("crates/braid-lab/tests/golden");
+    let mut checked = 0;
+    for dir in [root.join("scenarios"), golden.clone()] {
+        let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for scenario in files.iter().filter(|p| p.extension().is_some_and(|x| x == "toml")) {
+            let want = golden.join(scenario.file_stem().unwrap()).with_extension("json");
+            let want: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&want).unwrap()).unwrap();
+            let out = braid(&["run", "--json", "--quiet", scenario.to_str().unwrap()]);
+            assert!(out.status.success(), "{}: {}", scenario.display(), text(&out).1);
+            let got: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+            assert!(got == want, "{}: the binary's summary differs from the golden file", scenario.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} scenarios found");
+}
+
 /// The time series name the flows the run has: with `--seed` (another draw
 /// of Poisson arrivals) and a `--duration` longer than the file's (more
 /// arrivals, to the new end). The series was built from the file's flows,
