@@ -5,7 +5,9 @@
 #     directions, rate, loss counts, an outage schedule, a delivery trace, unshaped throughput);
 #  2. a short `braid compare` smoke run: the kernel's MPTCP and Braid's own UDP transport over
 #     the emulated testbed must each move data on both paths;
-#  3. scripts/kernel-trace.sh must trace the kernel's sender on both paths (where the kernel
+#  3. an interrupted `braid compare` (SIGINT while the kernel runs, SIGTERM while Braid's
+#     transport does) must exit soon with an error, leaving no namespace and no process behind;
+#  4. scripts/kernel-trace.sh must trace the kernel's sender on both paths (where the kernel
 #     has the tcp_probe trace event).
 # Installs iperf3 and mptcpd (for mptcpize) with apt-get when missing. Skips, saying why,
 # only where the machine cannot do it at all (not root, no TUN device, no namespaces).
@@ -50,7 +52,46 @@ for side in ["kernel", "braid"]:
     print(f"ci-netns: {side} over the emulator: {c[side]['goodput_mbps']:.1f} Mbit/s, shares {shares}")
 PY
 
-# 3. scripts/kernel-trace.sh: the kernel's sender per acknowledgement on both subflows.
+# 3. Interrupted comparisons. `compare` installs handlers for SIGINT and SIGTERM; every wait
+# checks them, and the run ends through the code that takes children and testbed down.
+# interrupt SIGNAL PATTERN WITH: starts a 30 s comparison with --with WITH, waits until a
+# process matching PATTERN runs, sends SIGNAL, and checks the exit and what is left.
+interrupt_failed() {
+  echo "ci-netns: $2"
+  # Take down what the failed run left, so that CI ends.
+  kill -KILL "$1" 2>/dev/null || true
+  pkill -KILL -f -- "braid-cmp|198\.18\.0\.2" || true
+  scripts/testbed.sh down --prefix braid-cmp >/dev/null 2>&1 || true
+  exit 1
+}
+interrupt() {
+  local sig="$1" pattern="$2" with="$3" pid i
+  "$BRAID" compare scenarios/hybrid-access.toml --cc cubic --with "$with" --duration 30s \
+    >"$out/interrupt.out" 2>"$out/interrupt.err" &
+  pid=$!
+  for i in $(seq 1 300); do pgrep -f -- "$pattern" >/dev/null && break; sleep 0.1; done
+  pgrep -f -- "$pattern" >/dev/null || interrupt_failed "$pid" "'$pattern' never started"
+  sleep 1
+  kill -"$sig" "$pid"
+  for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    interrupt_failed "$pid" "compare still running 10 s after SIG$sig"
+  fi
+  local rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" != 0 ] || interrupt_failed "$pid" "an interrupted compare exited with 0"
+  grep -q interrupted "$out/interrupt.err" || interrupt_failed "$pid" "no 'interrupted' from compare: $(cat "$out/interrupt.err")"
+  sleep 0.5
+  ! ip netns list | grep -q braid-cmp || interrupt_failed "$pid" "namespaces left after SIG$sig: $(ip netns list | tr '\n' ' ')"
+  if pgrep -f -- "braid-cmp|198\.18\.0\.2" >/dev/null; then
+    interrupt_failed "$pid" "processes left after SIG$sig: $(pgrep -af -- "braid-cmp|198\.18\.0\.2")"
+  fi
+  echo "ci-netns: SIG$sig while '$pattern' ran: compare exited ($rc) within $((i / 10)).$((i % 10)) s, nothing left"
+}
+interrupt INT "iperf3 -c 198.18.0.2" kernel,braid
+interrupt TERM "braid send --to 198.18.0.2" braid
+
+# 4. scripts/kernel-trace.sh: the kernel's sender per acknowledgement on both subflows.
 tracing=/sys/kernel/tracing
 if [ -d "$tracing/events/tcp/tcp_probe" ] || { mount -t tracefs nodev "$tracing" 2>/dev/null && [ -d "$tracing/events/tcp/tcp_probe" ]; }; then
   scripts/kernel-trace.sh --scenario scenarios/hybrid-access.toml --duration 2 --out "$out/trace"
@@ -64,7 +105,7 @@ for k in ("0", "1"):
     assert max(int(r["cwnd"]) for r in mine) >= 10, f"subflow {k}: no window"
 print(f"ci-netns: kernel trace: {len(acks)} acknowledgements on both subflows")
 PY
-  echo "ci-netns: 3 passed, 0 failed"
+  echo "ci-netns: 4 passed, 0 failed"
 else
-  echo "ci-netns: 2 passed, 0 failed (kernel trace SKIPPED: no tcp_probe trace event)"
+  echo "ci-netns: 3 passed, 0 failed (kernel trace SKIPPED: no tcp_probe trace event)"
 fi
