@@ -7,7 +7,9 @@
 #     the emulated testbed must each move data on both paths;
 #  3. an interrupted `braid compare` (SIGINT while the kernel runs, SIGTERM while Braid's
 #     transport does) must exit soon with an error, leaving no namespace and no process behind;
-#  4. scripts/kernel-trace.sh must trace the kernel's sender on both paths (where the kernel
+#  4. `braid emulate` without the right to real-time priority (CAP_SYS_NICE dropped) must
+#     still forward and say so, and SIGTERM must end it with its counters and status 0;
+#  5. scripts/kernel-trace.sh must trace the kernel's sender on both paths (where the kernel
 #     has the tcp_probe trace event).
 # Installs iperf3 and mptcpd (for mptcpize) with apt-get when missing. Skips, saying why,
 # only where the machine cannot do it at all (not root, no TUN device, no namespaces).
@@ -91,7 +93,28 @@ interrupt() {
 interrupt INT "iperf3 -c 198.18.0.2" kernel,braid
 interrupt TERM "braid send --to 198.18.0.2" braid
 
-# 4. scripts/kernel-trace.sh: the kernel's sender per acknowledgement on both subflows.
+# 4. The emulator without real-time priority, ended by SIGTERM.
+emulate_unprivileged() {
+  local c=braid-ci-rt-client s=braid-ci-rt-server pid i rc=0
+  ip netns del "$c" 2>/dev/null || true; ip netns del "$s" 2>/dev/null || true
+  ip netns add "$c"; ip netns add "$s"
+  setpriv --inh-caps=-sys_nice --bounding-set=-sys_nice -- \
+    "$BRAID" emulate scenarios/hybrid-access.toml --client-ns "$c" --server-ns "$s" >"$out/emulate.txt" 2>&1 &
+  pid=$!
+  for i in $(seq 1 100); do grep -q '^ready' "$out/emulate.txt" && break; sleep 0.1; done
+  kill -TERM "$pid"
+  wait "$pid" || rc=$?
+  ip netns del "$c"; ip netns del "$s"
+  [ "$rc" = 0 ] || { echo "ci-netns: emulate exited with $rc on SIGTERM:"; cat "$out/emulate.txt"; exit 1; }
+  grep -q '^ready' "$out/emulate.txt" || { echo "ci-netns: emulate never ready:"; cat "$out/emulate.txt"; exit 1; }
+  grep -q '^L2-rev ' "$out/emulate.txt" || { echo "ci-netns: no counters after SIGTERM:"; cat "$out/emulate.txt"; exit 1; }
+  grep -q 'warning: no real-time priority' "$out/emulate.txt" ||
+    { echo "ci-netns: no warning without real-time priority:"; cat "$out/emulate.txt"; exit 1; }
+  echo "ci-netns: emulate without CAP_SYS_NICE warned, and SIGTERM ended it with its counters"
+}
+emulate_unprivileged
+
+# 5. scripts/kernel-trace.sh: the kernel's sender per acknowledgement on both subflows.
 tracing=/sys/kernel/tracing
 if [ -d "$tracing/events/tcp/tcp_probe" ] || { mount -t tracefs nodev "$tracing" 2>/dev/null && [ -d "$tracing/events/tcp/tcp_probe" ]; }; then
   scripts/kernel-trace.sh --scenario scenarios/hybrid-access.toml --duration 2 --out "$out/trace"
@@ -105,7 +128,7 @@ for k in ("0", "1"):
     assert max(int(r["cwnd"]) for r in mine) >= 10, f"subflow {k}: no window"
 print(f"ci-netns: kernel trace: {len(acks)} acknowledgements on both subflows")
 PY
-  echo "ci-netns: 4 passed, 0 failed"
+  echo "ci-netns: 5 passed, 0 failed"
 else
-  echo "ci-netns: 3 passed, 0 failed (kernel trace SKIPPED: no tcp_probe trace event)"
+  echo "ci-netns: 4 passed, 0 failed (kernel trace SKIPPED: no tcp_probe trace event)"
 fi
