@@ -991,17 +991,53 @@ type Running = std::sync::Mutex<Option<(u64, std::time::Instant, bool)>>;
 /// scenario in a long run can be found and re-run on its own.
 fn watch(running: &[Running], finished: &std::sync::atomic::AtomicBool) {
     const SLOW: std::time::Duration = std::time::Duration::from_secs(60);
+    watch_for(running, finished, SLOW, |case| {
+        eprintln!("chaos: case {case} has been running for more than {} s", SLOW.as_secs())
+    });
+}
+
+/// Calls `name` once for each case in `running` that has run longer than
+/// `slow`, looking every 200 ms until `finished`.
+fn watch_for(
+    running: &[Running],
+    finished: &std::sync::atomic::AtomicBool,
+    slow: std::time::Duration,
+    mut name: impl FnMut(u64),
+) {
     while !finished.load(std::sync::atomic::Ordering::Relaxed) {
         std::thread::sleep(std::time::Duration::from_millis(200));
         for slot in running {
             if let Some((case, started, named)) = slot.lock().unwrap().as_mut() {
-                if !*named && started.elapsed() > SLOW {
+                if !*named && started.elapsed() > slow {
                     *named = true;
-                    eprintln!("chaos: case {case} has been running for more than {} s", SLOW.as_secs());
+                    name(*case);
                 }
             }
         }
     }
+}
+
+/// The watchdog names a slow case once however often it looks, and leaves
+/// a case that has not run long unnamed.
+#[test]
+fn the_watchdog_names_each_slow_case_once() {
+    let now = std::time::Instant::now();
+    let running: Vec<Running> = vec![
+        std::sync::Mutex::new(Some((42, now - std::time::Duration::from_secs(5), false))),
+        std::sync::Mutex::new(Some((7, now, false))),
+        std::sync::Mutex::new(None),
+    ];
+    let finished = std::sync::atomic::AtomicBool::new(false);
+    let mut named = Vec::new();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // Three looks at 200 ms intervals.
+            std::thread::sleep(std::time::Duration::from_millis(700));
+            finished.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        watch_for(&running, &finished, std::time::Duration::from_secs(2), |case| named.push(case));
+    });
+    assert_eq!(named, [42]);
 }
 
 /// Sets its flag when dropped.
