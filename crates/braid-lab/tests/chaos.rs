@@ -1031,7 +1031,7 @@ fn the_watchdog_names_each_slow_case_once() {
     let mut named = Vec::new();
     std::thread::scope(|s| {
         s.spawn(|| {
-            // Three looks at 200 ms intervals.
+            // Four looks, 200 ms apart.
             std::thread::sleep(std::time::Duration::from_millis(700));
             finished.store(true, std::sync::atomic::Ordering::Relaxed);
         });
