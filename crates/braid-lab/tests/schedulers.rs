@@ -517,8 +517,8 @@ fn random_clean_path_pairs_are_filled() {
 /// `mptcp_rr.c` does (it has no backup test). Over these 60 cases the least
 /// a backup carried during an outage was 84% of that (wVegas under ECF),
 /// and over 180 more tried through the CLI no backup without an outage
-/// carried a byte. A minRTT, BLEST, ECF or LLHD that took backups for
-/// regular subflows fails at the first case.
+/// carried a byte. With `sched::fastest` (minRTT's, BLEST's and ECF's
+/// choice) taking backups for regular subflows it fails at the first case.
 #[test]
 fn a_backup_path_carries_data_only_while_the_other_is_down() {
     use rand::seq::SliceRandom;
