@@ -922,6 +922,7 @@ fn check(case: u64) -> Result<u64, String> {
 fn check_scenario(toml: &str) -> Result<u64, String> {
     let scenario = parse(toml, "chaos.toml").map_err(|e| format!("generated an invalid scenario: {e}"))?;
     let (_, summary) = run(&scenario, RunOptions::default(), &mut |_| {}).map_err(|e| e.to_string())?;
+    check_links(&scenario, &summary)?;
     let mut failed = 0;
     for (i, (f, spec)) in summary.flows.iter().zip(&scenario.flows).enumerate() {
         let size = spec.size.expect("chaos flows are sized");
@@ -973,6 +974,31 @@ fn check_scenario(toml: &str) -> Result<u64, String> {
         }
     }
     Ok(failed)
+}
+
+/// What every link's counters must satisfy: busy at most all the time,
+/// no more drops than packets offered, and (but for a trace-driven link,
+/// whose rate is its trace's mean) no more bytes than its rate carries in
+/// the run, give or take the one packet that may finish after its end.
+fn check_links(scenario: &braid_lab::Scenario, summary: &braid_lab::Summary) -> Result<(), String> {
+    for (l, spec) in summary.links.iter().zip(&scenario.topology.links) {
+        assert_eq!(l.name, spec.name, "the summary lists the links in the topology's order");
+        let drops = l.drops_queue + l.drops_early + l.drops_random + l.drops_down + l.drops_policed + l.drops_mtu;
+        if !(0.0..=1.0 + 1e-9).contains(&l.utilization) || drops > l.packets_offered {
+            return Err(format!(
+                "link {}: utilisation {}, {drops} drops of {} packets offered",
+                l.name, l.utilization, l.packets_offered
+            ));
+        }
+        let most = spec.rate_bps as f64 / 8.0 * summary.duration_s + 65_536.0;
+        if spec.trace.is_none() && l.bytes_sent as f64 > most {
+            return Err(format!(
+                "link {}: {} bytes sent, more than its rate carries ({most:.0})",
+                l.name, l.bytes_sent
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn failure_report(case: u64, why: &str) -> String {
