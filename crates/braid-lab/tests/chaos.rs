@@ -961,6 +961,11 @@ fn check_scenario(toml: &str) -> Result<u64, String> {
         if f.bytes_delivered != size {
             return Err(format!("flow {}: completed with {} of {size} bytes", f.name, f.bytes_delivered));
         }
+        // Each byte arrived new on exactly one subflow.
+        let by_subflow: u64 = f.subflows.iter().map(|s| s.bytes_delivered).sum();
+        if by_subflow != size {
+            return Err(format!("flow {}: its subflows brought {by_subflow} new bytes of {size}", f.name));
+        }
         let waited = |&(a, b): &(f64, f64)| b - data_waits_from(spec, a).unwrap_or(b);
         // The RTO a subflow may have when its path goes down, beyond the
         // slack: 9/8 of the longest RTT sample an earlier outage can give.
