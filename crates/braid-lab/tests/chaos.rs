@@ -938,6 +938,7 @@ fn check_scenario(toml: &str) -> Result<u64, String> {
         if f.bytes_delivered > size {
             return Err(format!("flow {}: {} bytes delivered of {size}", f.name, f.bytes_delivered));
         }
+        check_counters(f)?;
         if let Some(e) = &f.error {
             // The probes the paths got between the longest outage and the failure.
             let probes = ((timeout - longest) / probe).floor().max(1.0) as u32;
@@ -1004,6 +1005,28 @@ fn check_links(scenario: &braid_lab::Scenario, summary: &braid_lab::Summary) -> 
         }
     }
     Ok(())
+}
+
+/// A flow's summary agrees with itself: its delay quantiles are in order
+/// and present exactly when something arrived, and no subflow re-sent
+/// more packets than it sent.
+fn check_counters(f: &braid_lab::run::FlowSummary) -> Result<(), String> {
+    let quantiles = [f.delay_p50_ms, f.delay_p95_ms, f.delay_p99_ms];
+    match quantiles {
+        [Some(p50), Some(p95), Some(p99)] if f.bytes_delivered > 0 => {
+            if !(0.0 <= p50 && p50 <= p95 && p95 <= p99) {
+                return Err(format!("flow {}: delay quantiles {p50}, {p95}, {p99} out of order", f.name));
+            }
+        }
+        [None, None, None] if f.bytes_delivered == 0 => {}
+        _ => return Err(format!("flow {}: delay quantiles {quantiles:?} with {} B read", f.name, f.bytes_delivered)),
+    }
+    match f.subflows.iter().find(|s| s.retransmissions > s.packets_sent) {
+        Some(s) => {
+            Err(format!("flow {}: {} re-sent {} of {} packets", f.name, s.path, s.retransmissions, s.packets_sent))
+        }
+        None => Ok(()),
+    }
 }
 
 fn failure_report(case: u64, why: &str) -> String {
