@@ -7,7 +7,7 @@
 mod common;
 
 use braid_lab::Summary;
-use common::simulate_seed as simulate;
+use common::{mathis_bytes_per_s, simulate_seed as simulate};
 
 /// Mean over seeds 1 to `seeds` of `f(summary)`.
 fn mean_over(toml: &str, seeds: u64, f: impl Fn(&Summary) -> f64) -> f64 {
@@ -474,7 +474,7 @@ fn reno_follows_the_mathis_rate_on_random_lossy_paths() {
     for case in 0..40 {
         let rtt_ms: f64 = rng.gen_range(10f64.ln()..200f64.ln()).exp();
         let p: f64 = rng.gen_range(0.001f64.ln()..0.02f64.ln()).exp();
-        let mathis = |rtt_s: f64| 1.22 * 1448.0 * 8.0 / (rtt_s * p.sqrt()) / 1e6;
+        let mathis = |rtt_s: f64| mathis_bytes_per_s(rtt_s, p) * 8.0 / 1e6;
         let link = format!(
             r#"rate = "{:.3}Mbit", rtt = "{rtt_ms:.3}ms", loss = "{:.5}%""#,
             4.0 * mathis(rtt_ms / 1e3),

@@ -4,7 +4,7 @@
 mod common;
 
 use braid_proto::sched;
-use common::{hybrid, simulate, simulate_seed};
+use common::{hybrid, mathis_bytes_per_s, simulate, simulate_seed};
 
 /// Homogeneous paths (100 Mbit/s, 5 ms each) with uncoupled Reno: every
 /// scheduler but `redundant` (which sends each segment twice by design)
@@ -438,6 +438,12 @@ fn blest_uses_a_second_fast_path_with_or_without_quick_acks() {
     assert!(run(0) > 50.0, "and without it");
 }
 
+/// A random path for the tests below: 2-50 Mbit/s and 2-100 ms RTT, each
+/// drawn log-uniformly (as many slow paths as fast ones).
+fn random_path(rng: &mut impl rand::Rng) -> (f64, f64) {
+    (rng.gen_range(2f64.ln()..50f64.ln()).exp(), rng.gen_range(2f64.ln()..100f64.ln()).exp())
+}
+
 /// Random pairs of clean paths (2-50 Mbit/s, 2-100 ms RTT, one BDP of
 /// queue, buffers far above the BDPs), each with a random controller and
 /// scheduler and a bulk flow for 10 s plus 40 of the longer RTT. Hand-picked
@@ -464,13 +470,12 @@ fn blest_uses_a_second_fast_path_with_or_without_quick_acks() {
 #[test]
 fn random_clean_path_pairs_are_filled() {
     use rand::seq::SliceRandom;
-    use rand::{Rng, SeedableRng};
+    use rand::SeedableRng;
     let fill_both = ["reno", "ewtcp", "semicoupled", "lia", "olia", "cubic", "bbr"];
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     let mut strict = 0;
     for case in 0..200 {
-        let mut path = || (rng.gen_range(2f64.ln()..50f64.ln()).exp(), rng.gen_range(2f64.ln()..100f64.ln()).exp());
-        let paths = [path(), path()];
+        let paths = [random_path(&mut rng), random_path(&mut rng)];
         let cc = braid_proto::cc::ALGORITHMS.choose(&mut rng).unwrap().0;
         let scheduler = sched::ALGORITHMS.choose(&mut rng).unwrap().0;
         let longest = paths.iter().map(|p| p.1).fold(0.0, f64::max);
@@ -512,9 +517,10 @@ fn random_clean_path_pairs_are_filled() {
 /// random pairs of paths (2-50 Mbit/s, 2-100 ms; the backup sometimes
 /// lossy). Half the cases take the regular path down from 5 s to 10 s of
 /// the 15: the backup must then carry at least a quarter of what it could
-/// in those 5 s (its capacity, or TCP's loss-limited rate if lower). Without an outage it must carry nothing, except under
-/// round robin, which gives a backup subflow its turns as the kernel's
-/// `mptcp_rr.c` does (it has no backup test). Over these 60 cases the least
+/// in those 5 s (its capacity, or TCP's loss-limited rate if lower).
+/// Without an outage it must carry nothing, except under round robin,
+/// which gives a backup subflow its turns as the kernel's `mptcp_rr.c`
+/// does (it has no backup test). Over these 60 cases the least
 /// a backup carried during an outage was 84% of that (wVegas under ECF),
 /// and over 180 more tried through the CLI no backup without an outage
 /// carried a byte. With `sched::fastest` (minRTT's, BLEST's and ECF's
@@ -522,11 +528,10 @@ fn random_clean_path_pairs_are_filled() {
 #[test]
 fn a_backup_path_carries_data_only_while_the_other_is_down() {
     use rand::seq::SliceRandom;
-    use rand::{Rng, SeedableRng};
+    use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     for case in 0..60 {
-        let mut path = || (rng.gen_range(2f64.ln()..50f64.ln()).exp(), rng.gen_range(2f64.ln()..100f64.ln()).exp());
-        let (regular, backup) = (path(), path());
+        let (regular, backup) = (random_path(&mut rng), random_path(&mut rng));
         let loss = *[0.0, 0.001, 0.01].choose(&mut rng).unwrap();
         let cc = braid_proto::cc::ALGORITHMS.choose(&mut rng).unwrap().0;
         let scheduler = sched::ALGORITHMS.choose(&mut rng).unwrap().0;
@@ -554,7 +559,7 @@ fn a_backup_path_carries_data_only_while_the_other_is_down() {
             // What the backup can carry in 5 s: its data capacity, or on a
             // lossy one TCP's loss-limited rate (Mathis et al.) if lower.
             let capacity = backup.0 * 1e6 / 8.0 * 1448.0 / 1500.0;
-            let loss_limited = if loss > 0.0 { 1.22 * 1448.0 / (backup.1 / 1e3 * f64::sqrt(loss)) } else { f64::MAX };
+            let loss_limited = if loss > 0.0 { mathis_bytes_per_s(backup.1 / 1e3, loss) } else { f64::MAX };
             let five_seconds = 5.0 * capacity.min(loss_limited);
             assert!(carried as f64 >= 0.25 * five_seconds, "too little while the regular path was down: {what}");
         } else if scheduler != "rr" {

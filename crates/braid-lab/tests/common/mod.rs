@@ -30,3 +30,9 @@ pub fn hybrid(duration: &str, links: &[&str], flow: &str) -> String {
 pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
 }
+
+/// TCP's loss-limited rate (Mathis et al.), 1.22 MSS / (RTT sqrt p), in
+/// bytes a second for 1448-byte segments.
+pub fn mathis_bytes_per_s(rtt_s: f64, loss: f64) -> f64 {
+    1.22 * 1448.0 / (rtt_s * loss.sqrt())
+}
