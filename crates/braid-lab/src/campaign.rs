@@ -189,7 +189,8 @@ pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, Cam
         file: file.to_string(),
         message: crate::scenario::in_toml_terms(&e.to_string()),
     };
-    let raw: RawCampaign = toml::from_str(text).map_err(syntax)?;
+    let raw: RawCampaign = scenario::from_toml(text, |e| crate::scenario::in_toml_terms(&e.to_string()))
+        .map_err(|message| ScenarioError::Syntax { file: file.to_string(), message })?;
     let mut resolved: Table = toml::from_str(text).map_err(syntax)?;
     let here = dir.unwrap_or(Path::new(""));
     let base = match raw.base {

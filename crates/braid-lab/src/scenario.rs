@@ -165,6 +165,19 @@ pub(crate) fn in_toml_terms(message: &str) -> String {
     })
 }
 
+/// Deserialises TOML `text`, `message` saying what went wrong. A value of
+/// the wrong type, or a key that is not known, is named by its key
+/// (`flow[0].subflows`), as the checks after deserialising name theirs.
+pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    message: impl Fn(&toml::de::Error) -> String,
+) -> Result<T, String> {
+    serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| match e.path().to_string() {
+        path if path == "." || path == "?" => message(e.inner()),
+        path => format!("key `{path}`: {}", message(e.inner())),
+    })
+}
+
 /// Parses a scenario text the user did not write (a campaign's run: base,
 /// variant and axis values put together). A syntax error quotes the line
 /// it is on but gives no line number, which would point into text the user
@@ -181,7 +194,7 @@ pub fn parse_generated(text: &str, file: &str) -> Result<Scenario, ScenarioError
 
 fn parse_with(text: &str, file: &str, syntax: impl Fn(&toml::de::Error) -> String) -> Result<Scenario, ScenarioError> {
     let raw: RawScenario =
-        toml::from_str(text).map_err(|e| ScenarioError::Syntax { file: file.to_string(), message: syntax(&e) })?;
+        from_toml(text, syntax).map_err(|message| ScenarioError::Syntax { file: file.to_string(), message })?;
     let cx = Ctx { file };
     let duration = match &raw.duration {
         Some(d) => cx.field("duration", parse_positive_duration(d))?,

@@ -129,6 +129,31 @@ fn errors_say_what_the_file_got_wrong() {
     }
 }
 
+/// A value of the wrong type, or an unknown key, is named by its key path
+/// as the other errors are, and still shown where it is in the file.
+#[test]
+fn type_errors_name_their_key() {
+    const LINK: &str = "[topology]\nkind = \"hybrid-access\"\n[[topology.link]]\nname = \"a\"\nrate = \"10Mbit\"\n";
+    let cases = [
+        (format!("{LINK}[[flow]]\nsubflows = \"two\"\n"), "flow[0].subflows"),
+        (format!("{LINK}[[flow]]\n[[flow]]\nmss = \"1448\"\n"), "flow[1].mss"),
+        (format!("{LINK}speed = 3\n[[flow]]\n"), "topology.link[0].speed"),
+        (
+            "[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\nrate = 5\n[[flow]]\n".to_string(),
+            "topology.bottleneck.rate",
+        ),
+        (format!("{LINK}[[flow]]\nscheduler_settings = {{ beta = \"x\" }}\n"), "flow[0].scheduler_settings.beta"),
+    ];
+    let dir = temp_dir();
+    for (i, (body, key)) in cases.iter().enumerate() {
+        let path = write_scenario(&dir, &format!("case{i}.toml"), body);
+        let out = braid(&["run", path.to_str().unwrap(), "--quiet"]);
+        let (_, err) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "case {i}: {err}");
+        assert!(err.contains(&format!("key `{key}`: ")) && err.contains('^'), "case {i}: {err}");
+    }
+}
+
 #[test]
 fn bad_arguments_are_refused() {
     for args in
