@@ -18,10 +18,11 @@ mod net;
 
 /// mimalloc rather than glibc's allocator: with thousands of flows the
 /// simulator touches per-flow state spread over hundreds of megabytes, and
-/// mimalloc's layout of it costs fewer misses. In 14 alternating rounds of `braid bench --ack-every 1` pinned to one core
-/// it took 14% off the best time at 10,000 flows (1,317 -> 1,129 ns a
-/// packet, faster in 9 of 10 rounds there) and 4% at 1,000 (faster in 10 of
-/// 14), for 2% more at 10 flows and 7-55 MB more peak memory. Results do
+/// mimalloc's layout of it costs fewer misses. In alternating rounds of
+/// `braid bench --ack-every 1` pinned to one core it took 14% off the best
+/// time at 10,000 flows (1,317 -> 1,129 ns a packet, faster in 9 of 10
+/// rounds) and 4% at 1,000 (faster in 10 of 14), for 2% more at 10 flows
+/// and 7-55 MB more peak memory. Results do
 /// not depend on the allocator (every shipped scenario's summary is
 /// byte-identical under both). docs/speed.md has the figures.
 #[global_allocator]
