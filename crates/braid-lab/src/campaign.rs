@@ -185,12 +185,10 @@ pub fn load(path: &Path) -> Result<Campaign, CampaignError> {
 /// Parses campaign `text`; `file` names it in errors and `dir` resolves a
 /// `base` given as a path.
 pub fn parse(text: &str, file: &str, dir: Option<&Path>) -> Result<Campaign, CampaignError> {
-    let syntax = |e: toml::de::Error| ScenarioError::Syntax {
-        file: file.to_string(),
-        message: crate::scenario::in_toml_terms(&e.to_string()),
-    };
-    let raw: RawCampaign = scenario::from_toml(text, |e| crate::scenario::in_toml_terms(&e.to_string()))
-        .map_err(|message| ScenarioError::Syntax { file: file.to_string(), message })?;
+    let message = |e: &toml::de::Error| crate::scenario::in_toml_terms(&e.to_string());
+    let error = |message| ScenarioError::Syntax { file: file.to_string(), message };
+    let syntax = |e: toml::de::Error| error(message(&e));
+    let raw: RawCampaign = scenario::from_toml(text, message).map_err(error)?;
     let mut resolved: Table = toml::from_str(text).map_err(syntax)?;
     let here = dir.unwrap_or(Path::new(""));
     let base = match raw.base {
@@ -742,6 +740,18 @@ mod tests {
             (l[0]["rate"].as_str(), l[1]["rate"].as_str(), l[1]["rtt"].as_str()),
             (Some("10Mbit"), Some("5Mbit"), Some("40ms"))
         );
+    }
+
+    /// A campaign's value of the wrong type is named by its key, as a
+    /// scenario's is.
+    #[test]
+    fn type_errors_name_their_key() {
+        for (from, to, key) in
+            [("seeds = 2", "seeds = \"two\"", "seeds"), ("name = \"cc\"", "name = 5", "axis[1].name")]
+        {
+            let e = parse(&SMALL.replace(from, to), "small.toml", None).unwrap_err().to_string();
+            assert!(e.contains(&format!("key `{key}`: ")), "{e}");
+        }
     }
 
     /// Poisson arrivals last to the end of the campaign's runs, whether
