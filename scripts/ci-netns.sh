@@ -26,6 +26,7 @@ missing=()
 command -v ip >/dev/null || missing+=(iproute2)
 command -v iperf3 >/dev/null || missing+=(iperf3)
 command -v mptcpize >/dev/null || missing+=(mptcpd)
+command -v setpriv >/dev/null || missing+=(util-linux)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ci-netns: installing ${missing[*]}"
   apt-get update -qq
