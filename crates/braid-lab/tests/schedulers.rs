@@ -156,10 +156,14 @@ fn opportunistic_retransmission_lifts_a_window_limited_connection() {
     assert!(resent > 0);
     assert_eq!(blocked("minrtt", "200ms", "recv", "").0, on, "minrtt has it by default");
     assert_eq!(blocked("rr", "200ms", "recv", "").1, 0, "rr has it off by default");
-    // A full send buffer blocks the connection as a closed window does.
+    // A full send buffer blocks the connection as a closed window does, but
+    // lifts it less: a writer is woken only once a third of the buffer is
+    // free (Linux's rule), so a re-sent segment that moves the Data ACK
+    // frees room the fast subflow cannot fill at once (13.4 against 9.3
+    // Mbit/s; 31.3 against 13.8 while the writer took every freed byte).
     let (plain, on) =
         (blocked("minrtt", "200ms", "send", ", opportunistic = false").0, blocked("minrtt", "200ms", "send", "").0);
-    assert!(on > 1.5 * plain, "send-buffer limited: {on:.2} vs {plain:.2} Mbit/s");
+    assert!(on > 1.3 * plain, "send-buffer limited: {on:.2} vs {plain:.2} Mbit/s");
     // Linux re-sends only when the slow RTT exceeds 4 fast ones or the slow
     // window is down to 4 segments: at 30 ms against 10 ms it mostly
     // penalises, and re-sends only after penalties shrank the slow window.
@@ -340,7 +344,9 @@ fn rr_retransmits_and_reorders_most() {
 /// application-limited 20 Mbit/s flow: the first subflow to join carries
 /// data first and has the higher delivery rate, so LLHD stays on it (95%),
 /// where minRTT moves to the path 0.5 ms shorter (it carries 10% on the
-/// first). With the published code's beta = 10, LLHD is minRTT.
+/// first). With the published code's beta = 10, LLHD is minRTT but for
+/// the rare decisions where the two SRTTs are within about 10 µs, which the
+/// goodput term (at most 0.01 here) can then tip.
 #[test]
 fn llhd_follows_goodput_when_rtts_are_close() {
     let first_share = |sched: &str, settings: &str| {
@@ -357,7 +363,8 @@ fn llhd_follows_goodput_when_rtts_are_close() {
     let (llhd, minrtt) = (first_share("llhd", ""), first_share("minrtt", ""));
     assert!(llhd > 0.9, "LLHD keeps {:.1}% on the higher-goodput path", llhd * 100.0);
     assert!(minrtt < 0.2, "minRTT keeps {:.1}% on the longer path", minrtt * 100.0);
-    assert_eq!(first_share("llhd", ", scheduler_settings = { beta = 10.0 }"), minrtt);
+    let llhd_code = first_share("llhd", ", scheduler_settings = { beta = 10.0 }");
+    assert!((llhd_code - minrtt).abs() < 0.005, "beta = 10: {llhd_code:.5} against minRTT's {minrtt:.5}");
 }
 
 /// Two 20 Mbit/s paths, a 256 KiB receive window. The faster path fails

@@ -447,6 +447,14 @@ impl Connection {
     pub fn send_room(&self) -> u64 {
         self.send.room()
     }
+    /// Whether an application waiting on a full send buffer is woken to
+    /// write again: Linux's `sk_stream_is_writeable`, free space at least
+    /// half of what is queued (about a third of the buffer). A writer is
+    /// woken only then, not by every acknowledgement, so a bulk sender
+    /// refills the buffer in steps of a third.
+    pub fn send_writable(&self) -> bool {
+        self.send.room() >= (self.send.end() - self.send.una()) / 2
+    }
     /// True when every written byte has been acknowledged by the peer.
     pub fn all_acked(&self) -> bool {
         self.send.una() == self.send.end()

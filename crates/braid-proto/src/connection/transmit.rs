@@ -246,7 +246,7 @@ impl Connection {
                         self.buffer_stalled = true;
                         self.buffer_stalls += 1;
                     }
-                    (2 * room < self.send.capacity() - room, room == 0)
+                    (!self.send_writable(), room == 0)
                 } else {
                     if !self.window_stalled {
                         // Data waits for the peer's window: head-of-line blocking.
