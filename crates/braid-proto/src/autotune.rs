@@ -9,27 +9,37 @@
 //! while a segment is retransmitted. It starts at [`SEND_AUTOTUNE_INITIAL`]
 //! and never shrinks.
 //!
-//! `Kernel`: MPTCP v0.96 (Linux 5.4). Each subflow's own buffer grows as
-//! Linux TCP's does (`tcp_sndbuf_expand`, net/ipv4/tcp_input.c):
-//! `factor * max(10, cwnd, reordering + 1) * per_mss`, never shrinking,
-//! capped at `tcp_wmem[2]`, where `factor` is the congestion module's
-//! `sndbuf_expand` (3 for BBR and C-MPBBR, 2 for the rest) and `per_mss`
-//! the memory one full-sized segment costs as its own skb
-//! ([`kernel_per_mss`], 4352 bytes for a 1448-byte MSS on x86-64). The
+//! `Kernel`: MPTCP v0.96 (its Linux 5.4 base and v0.95 on Linux 4.19
+//! agree here). A subflow's own buffer is sized as Linux TCP's
+//! (`tcp_sndbuf_expand`, net/ipv4/tcp_input.c), with MPTCP's segment count
+//! (`mptcp_check_snd_buf`, net/mptcp/mptcp_output.c): `factor * max(cwnd *
+//! rtt_max / srtt, reordering + 1) * per_mss`, where `rtt_max` is the
+//! longest SRTT of the subflows that can send, so a subflow much faster
+//! than the slowest gets room for what it sends while the slow one's
+//! segment crosses; `factor` is the congestion module's `sndbuf_expand` (3
+//! for BBR and C-MPBBR, 2 for the rest), `per_mss` the memory one
+//! full-sized segment costs as its own skb ([`kernel_per_mss`], 4352 bytes
+//! for a 1448-byte MSS on x86-64), capped at `tcp_wmem[2]`, never
+//! shrinking. A subflow is sized when it is established
+//! (`tcp_init_buffer_space`) and grows afterwards only at an
+//! acknowledgement of its own that finds the application waiting on the
+//! connection's full buffer (`SOCK_NOSPACE`, which the Data ACK's wake-up
+//! clears once a third of it is free) and some subflow not using its whole
+//! window (`mptcp_should_expand_sndbuf`, net/mptcp/mptcp_input.c). The
 //! connection's (meta) buffer is `mptcp_update_sndbuf` (net/mptcp/
-//! mptcp_ctrl.c): the sum of the subflows' buffers, capped at `tcp_wmem[2]`,
-//! never shrinking. It starts at `tcp_wmem[1]` (16 KiB) and takes the
-//! subflows' sum at the first acknowledgement (the kernel sizes a subflow
-//! when it is established; until the first ACK only the initial window is
-//! in flight, which 16 KiB holds). Linux counts memory, Braid payload: the
-//! meta-level write queue is built of skbs at the subflows' GSO size goal
-//! (`mptcp_xmit_size_goal`), whose memory exceeds their payload by about
-//! one percent, so the memory figure is used as payload. (`per_mss` is the
-//! kernel's worst case of one skb per segment, which is why the buffer
-//! comes to about three times `factor` windows of payload.) Deviations:
-//! Linux expands only when the ACK leaves the window not full
-//! (`tcp_should_expand_sndbuf`); Braid expands on every acknowledgement,
-//! and the reordering term is left out (Braid's `dupthresh` is fixed at 3).
+//! mptcp_ctrl.c): the sum of the sending subflows' buffers, capped at
+//! `tcp_wmem[2]`, never shrinking; it starts at `tcp_wmem[1]` (16 KiB).
+//! Linux counts memory, Braid payload: the meta-level write queue is built
+//! of skbs at the subflows' GSO size goal (`mptcp_xmit_size_goal`), whose
+//! memory exceeds their payload by about one percent, so the memory figure
+//! is used as payload. (`per_mss` is the kernel's worst case of one skb per
+//! segment, which is why the buffer comes to about three times `factor`
+//! windows of payload.) Deviations: a subflow is sized at the first
+//! acknowledgement on any subflow after its own first RTT sample, rather
+//! than at its handshake's end (its window may be a few segments past the
+//! initial 10); the window test compares bytes in flight
+//! with the window in bytes (Linux: packets); `reordering` is Braid's fixed
+//! `dupthresh` of 3, as Linux's default.
 //!
 //! Receive side: Linux's dynamic right-sizing
 //! (`tcp_rcv_space_adjust` and `tcp_rcv_rtt_measure`, Linux 4.19, the base
@@ -90,9 +100,15 @@ pub struct TunedPath {
     pub active: bool,
     /// Congestion window in bytes.
     pub window: u64,
+    /// Bytes in flight: below `window`, the subflow could send more.
+    pub in_flight: u64,
     pub srtt: Option<Duration>,
     pub mss: u32,
 }
+
+/// Linux's default `tp->reordering` (`sysctl_tcp_reordering`), Braid's
+/// fixed duplicate threshold.
+const KERNEL_REORDERING: u64 = 3;
 
 /// Sizes the connection's send buffer as its [`SendAutotune`] mode asks.
 #[derive(Clone, Debug)]
@@ -123,9 +139,11 @@ impl SendTuner {
         self.mode != SendAutotune::Off
     }
 
-    /// The size the buffer should have after an acknowledgement, given
-    /// every subflow by index (the caller only ever grows the buffer).
-    pub fn target(&mut self, paths: impl Iterator<Item = TunedPath> + Clone) -> u64 {
+    /// The size the buffer should have after an acknowledgement on
+    /// subflow `acked`, given every subflow by index and whether the
+    /// application waits on the full buffer (the caller only ever grows the
+    /// buffer).
+    pub fn target(&mut self, acked: usize, paths: impl Iterator<Item = TunedPath> + Clone, writer_waits: bool) -> u64 {
         match self.mode {
             SendAutotune::Off => self.max,
             SendAutotune::Seed003 => {
@@ -133,15 +151,22 @@ impl SendTuner {
                 send_buffer_target(live).min(self.max)
             }
             SendAutotune::Kernel => {
+                let sending = paths.clone().filter(|p| p.active);
+                let room = sending.clone().any(|p| p.in_flight < p.window);
+                let rtt_max = sending.filter_map(|p| p.srtt).max();
                 let mut sum = 0u64;
                 for (i, p) in paths.enumerate() {
                     if self.subflows.len() <= i {
                         self.subflows.resize(i + 1, 0);
                     }
-                    let mss = u64::from(p.mss.max(1));
-                    let segments = (p.window / mss).max(10);
-                    let want = (self.factor * segments * kernel_per_mss(p.mss)).min(self.max);
-                    self.subflows[i] = self.subflows[i].max(want);
+                    // Sized once established (it has an RTT sample), then
+                    // grown at its own acknowledgements while the writer waits.
+                    let sized = self.subflows[i] > 0;
+                    if p.active && ((!sized && p.srtt.is_some()) || (i == acked && writer_waits && room)) {
+                        let want = self.factor.saturating_mul(kernel_segments(&p, rtt_max));
+                        let want = want.saturating_mul(kernel_per_mss(p.mss)).min(self.max);
+                        self.subflows[i] = self.subflows[i].max(want);
+                    }
                     if p.active {
                         sum = sum.saturating_add(self.subflows[i]);
                     }
@@ -150,6 +175,21 @@ impl SendTuner {
             }
         }
     }
+}
+
+/// `mptcp_check_snd_buf`: the segments a subflow's buffer is sized for,
+/// its window scaled by the longest SRTT over its own, at least
+/// `reordering + 1` (also without an SRTT yet).
+fn kernel_segments(p: &TunedPath, rtt_max: Option<Duration>) -> u64 {
+    let cwnd = p.window / u64::from(p.mss.max(1));
+    let scaled = match (p.srtt, rtt_max) {
+        (Some(srtt), Some(max)) if srtt > Duration::ZERO => {
+            u64::try_from(u128::from(cwnd) * u128::from(max.as_nanos()) / u128::from(srtt.as_nanos()))
+                .unwrap_or(u64::MAX)
+        }
+        _ => 0,
+    };
+    scaled.max(KERNEL_REORDERING + 1)
 }
 
 /// Seed 003 eq. 2 for subflows given as (cwnd bytes, SRTT): `2 * max RTT *
@@ -243,7 +283,19 @@ mod tests {
     }
 
     fn path(window: u64, active: bool) -> TunedPath {
-        TunedPath { active, window, srtt: Some(Duration::from_millis(10)), mss: 1448 }
+        TunedPath { active, window, in_flight: 0, srtt: Some(Duration::from_millis(10)), mss: 1448 }
+    }
+
+    /// A sending subflow with a window of `cwnd` segments, `flight` in
+    /// flight and an SRTT of `srtt` ms.
+    fn sub(cwnd: u64, srtt: u64, flight: u64) -> TunedPath {
+        TunedPath {
+            active: true,
+            window: cwnd * 1448,
+            in_flight: flight * 1448,
+            srtt: Some(Duration::from_millis(srtt)),
+            mss: 1448,
+        }
     }
 
     #[test]
@@ -254,21 +306,45 @@ mod tests {
     }
 
     #[test]
-    fn kernel_buffer_is_the_sum_of_subflow_buffers_that_never_shrink() {
+    fn kernel_buffers_follow_mptcp_check_snd_buf_and_grow_only_for_a_waiting_writer() {
         let mut t = SendTuner::new(SendAutotune::Kernel, 16 << 20, 2);
         assert_eq!(t.initial(), 16 * 1024, "tcp_wmem[1]");
-        // Windows below 10 segments count as 10: 2 x 10 x 4352 each.
-        assert_eq!(t.target([path(1448, true), path(5 * 1448, true)].into_iter()), 2 * 87_040);
-        // 100 segments on the first: 2 x 100 x 4352 = 870,400.
-        assert_eq!(t.target([path(100 * 1448, true), path(1448, true)].into_iter()), 870_400 + 87_040);
-        // The window halves: the subflow keeps its buffer.
-        assert_eq!(t.target([path(50 * 1448, true), path(1448, true)].into_iter()), 870_400 + 87_040);
-        // A closed subflow no longer counts (mptcp_sk_can_send).
-        assert_eq!(t.target([path(50 * 1448, true), path(1448, false)].into_iter()), 870_400);
+        let grow = |t: &mut SendTuner, acked, paths: &[TunedPath], waits| t.target(acked, paths.iter().copied(), waits);
+        // The first acknowledgement sizes every subflow with an RTT sample,
+        // writer or not: subflow 0, 12 segments x 40 ms / 10 ms = 48, 2 x 48
+        // x 4352 = 417,792; subflow 1, 10 x 40 / 40 = 10, 87,040.
+        let start = [sub(12, 10, 12), sub(10, 40, 10)];
+        assert_eq!(grow(&mut t, 0, &start, false), 504_832);
+        // Larger windows, but no writer waiting: nothing grows.
+        let full = [sub(100, 10, 100), sub(50, 40, 50)];
+        assert_eq!(grow(&mut t, 0, &full, false), 504_832);
+        // A waiting writer, but every window in use: nothing grows.
+        assert_eq!(grow(&mut t, 0, &full, true), 504_832);
+        // Room on subflow 1 but no writer waiting: nothing grows.
+        let room = [sub(100, 10, 100), sub(50, 40, 20)];
+        assert_eq!(grow(&mut t, 0, &room, false), 504_832);
+        // A waiting writer and room on subflow 1: the acknowledged subflow
+        // 0 grows to 100 x 4 = 400 segments (2 x 400 x 4352), not subflow 1.
+        assert_eq!(grow(&mut t, 0, &room, true), 3_481_600 + 87_040);
+        // Its window halves: it keeps its buffer. A closed subflow no
+        // longer counts (mptcp_sk_can_send).
+        let mut halved = [sub(50, 10, 10), sub(50, 40, 20)];
+        assert_eq!(grow(&mut t, 0, &halved, true), 3_481_600 + 87_040);
+        halved[1].active = false;
+        assert_eq!(grow(&mut t, 0, &halved, true), 3_481_600);
+        // A subflow without an RTT sample is not sized yet (subflow 0's
+        // longest RTT is its own: 12 segments, 104,448); grown without one,
+        // it counts reordering + 1 = 4 segments (no initial-window floor for
+        // MPTCP): 2 x 4 x 4352 = 34,816.
+        let mut t = SendTuner::new(SendAutotune::Kernel, 16 << 20, 2);
+        let unsampled = TunedPath { srtt: None, ..sub(10, 10, 0) };
+        assert_eq!(grow(&mut t, 0, &[sub(12, 10, 12), unsampled], false), 104_448);
+        assert_eq!(grow(&mut t, 1, &[sub(12, 10, 12), unsampled], true), 104_448 + 34_816);
         // BBR's factor 3, and the tcp_wmem[2] cap on each and on the sum.
         let mut t = SendTuner::new(SendAutotune::Kernel, 1 << 20, 3);
-        assert_eq!(t.target([path(1448, true)].into_iter()), 3 * 10 * 4352);
-        assert_eq!(t.target([path(1000 * 1448, true), path(1000 * 1448, true)].into_iter()), 1 << 20);
+        assert_eq!(t.target(0, [sub(10, 10, 0)].into_iter(), false), 3 * 10 * 4352);
+        let big = [sub(1000, 10, 0), sub(1000, 10, 0)];
+        assert_eq!(grow(&mut t, 1, &big, false), 1 << 20);
     }
 
     #[test]
@@ -276,7 +352,7 @@ mod tests {
         let mut t = SendTuner::new(SendAutotune::Seed003, 4 << 20, 2);
         assert_eq!(t.initial(), SEND_AUTOTUNE_INITIAL);
         // 2 x 10 ms x (100 kB / 10 ms) = 200 kB; the inactive path is left out.
-        assert_eq!(t.target([path(100_000, true), path(900_000, false)].into_iter()), 200_000);
+        assert_eq!(t.target(0, [path(100_000, true), path(900_000, false)].into_iter(), false), 200_000);
         let t = SendTuner::new(SendAutotune::Off, 4 << 20, 2);
         assert_eq!((t.initial(), t.is_on()), (4 << 20, false));
     }

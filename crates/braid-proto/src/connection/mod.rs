@@ -157,6 +157,11 @@ pub struct Connection {
     recv: RecvBuffer,
     autotune: Option<RecvAutotune>,
     send_tuner: SendTuner,
+    /// The application's last write filled the send buffer (or did not fit
+    /// whole): it waits on the buffer, for the kernel-model autotuning. (An
+    /// application that had exactly the room to write is taken as waiting
+    /// too.)
+    write_filled: bool,
     /// Data of timed-out or closed subflows, to be sent on another subflow
     /// before new data: DSN -> length, lowest first (it unblocks the
     /// receiver soonest), each range once however often it is queued.
@@ -316,6 +321,7 @@ impl Connection {
             recv,
             autotune,
             send_tuner,
+            write_filled: false,
             reinject: BTreeMap::new(),
             reinject_longest: 0,
             reinjected_bytes: 0,
@@ -434,14 +440,18 @@ impl Connection {
         if self.writes_closed() {
             return 0;
         }
-        self.send.write(data)
+        let n = self.send.write(data);
+        self.write_filled = n < data.len() || self.send.room() == 0;
+        n
     }
     /// Buffers `n` synthetic zero bytes (bulk traffic without copies).
     pub fn write_zeros(&mut self, n: u64) -> u64 {
         if self.writes_closed() {
             return 0;
         }
-        self.send.write_zeros(n)
+        let written = self.send.write_zeros(n);
+        self.write_filled = written < n || self.send.room() == 0;
+        written
     }
     /// Space left in the send buffer.
     pub fn send_room(&self) -> u64 {

@@ -142,7 +142,7 @@ impl Connection {
                 self.subflows[i].mark_app_limited();
             }
             if self.send_tuner.is_on() {
-                self.autotune_send_buffer();
+                self.autotune_send_buffer(i);
             }
             while let Some(closed) = self.cc.take_closed_path().and_then(SubflowId::from_index) {
                 self.remove_subflow(closed);
@@ -151,15 +151,20 @@ impl Connection {
         }
     }
 
-    pub(super) fn autotune_send_buffer(&mut self) {
+    /// After an acknowledgement on subflow `acked`. The application waits
+    /// (Linux's `SOCK_NOSPACE`) while its last write filled the buffer and
+    /// the buffer is not yet a third free.
+    pub(super) fn autotune_send_buffer(&mut self, acked: usize) {
+        let writer_waits = self.write_filled && !self.send_writable();
         let cc = &self.cc;
         let paths = self.subflows.iter().enumerate().map(|(i, s)| TunedPath {
             active: s.is_open(),
             window: cc.window(i),
+            in_flight: s.bytes_in_flight(),
             srtt: s.rtt.srtt(),
             mss: s.mss,
         });
-        let target = self.send_tuner.target(paths);
+        let target = self.send_tuner.target(acked, paths, writer_waits);
         self.send.grow(target);
     }
 }
