@@ -23,6 +23,10 @@ pub struct Stream {
     handle: ConnectionHandle,
     closed: bool,
     finished: bool,
+    /// The last write did not fit whole: the next waits, as a blocking
+    /// write on a Linux socket does, until a third of the send buffer is
+    /// free (`Connection::send_writable`), not for the first free byte.
+    write_blocked: bool,
 }
 
 impl Stream {
@@ -37,7 +41,7 @@ impl Stream {
     ) -> io::Result<Stream> {
         let mut node = Node::new(config);
         let handle = node.connect(remote, locals, policy)?;
-        let mut s = Stream { node, handle, closed: false, finished: false };
+        let mut s = Stream { node, handle, closed: false, finished: false, write_blocked: false };
         s.drive_until(|s| Ok(s.conn()?.subflow_stats(0).is_some_and(|x| x.established)))?;
         Ok(s)
     }
@@ -94,9 +98,15 @@ impl Write for Stream {
         }
         let mut n = 0;
         self.drive_until(|s| {
-            n = s.conn()?.write(buf);
+            let blocked = s.write_blocked;
+            let conn = s.conn()?;
+            if blocked && !conn.send_writable() {
+                return Ok(false);
+            }
+            n = conn.write(buf);
             Ok(n > 0)
         })?;
+        self.write_blocked = n < buf.len();
         Ok(n)
     }
 

@@ -117,6 +117,32 @@ fn two_subflows_deliver_every_byte() {
     assert!(stats.sent.datagrams > 0 && stats.received > 0);
 }
 
+/// A write that found the send buffer full returns, as a blocking write
+/// on a Linux socket does, only once a third of the buffer is free, and
+/// then takes all of that room: not one write per acknowledgement.
+#[test]
+fn a_blocked_write_waits_for_a_third_of_the_buffer() {
+    let mut server = Node::new(NetConfig::default());
+    let addr = listen(&mut server);
+    let t = std::thread::spawn(move || serve(server, 1, Duration::from_secs(60)));
+    let mut s = Stream::connect(addr, &[local("127.0.0.1")], PathPolicy::FullMesh, NetConfig::default()).unwrap();
+    let capacity = s.conn().unwrap().stats().send_buffer as usize;
+    let chunk = vec![7u8; 2 * capacity];
+    let mut writes = Vec::new();
+    let mut total = 0;
+    while total < 6 * capacity {
+        let n = s.write(&chunk).unwrap();
+        writes.push(n);
+        total += n;
+    }
+    s.finish().unwrap();
+    let (got, _) = t.join().unwrap();
+    assert_eq!(got[0].bytes, total as u64);
+    println!("{capacity} B buffer: writes of {writes:?} B");
+    assert_eq!(writes[0], capacity, "the first write fills the empty buffer");
+    assert!(writes[1..].iter().all(|&n| n >= capacity / 3), "{writes:?}");
+}
+
 #[test]
 fn one_port_serves_concurrent_clients() {
     let mut server = Node::new(NetConfig::default());
