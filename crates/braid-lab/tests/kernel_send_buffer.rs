@@ -52,7 +52,7 @@ fn kernel_buffer_grows_from_tcp_wmem1_and_stops_at_its_maximum() {
 /// subflow the room for what it sends while a slow segment crosses: many
 /// times twice its window.
 #[test]
-fn only_a_waiting_writer_grows_the_kernel_buffer_and_the_fast_subflow_gets_the_most() {
+fn only_a_waiting_writer_grows_the_kernel_buffer_and_windows_count_the_rtt_ratio() {
     let run = |keys: &str| {
         let s = common::hybrid(
             "10s",

@@ -23,10 +23,6 @@ pub struct Stream {
     handle: ConnectionHandle,
     closed: bool,
     finished: bool,
-    /// The last write did not fit whole: the next waits, as a blocking
-    /// write on a Linux socket does, until a third of the send buffer is
-    /// free (`Connection::send_writable`), not for the first free byte.
-    write_blocked: bool,
 }
 
 impl Stream {
@@ -41,7 +37,7 @@ impl Stream {
     ) -> io::Result<Stream> {
         let mut node = Node::new(config);
         let handle = node.connect(remote, locals, policy)?;
-        let mut s = Stream { node, handle, closed: false, finished: false, write_blocked: false };
+        let mut s = Stream { node, handle, closed: false, finished: false };
         s.drive_until(|s| Ok(s.conn()?.subflow_stats(0).is_some_and(|x| x.established)))?;
         Ok(s)
     }
@@ -97,16 +93,14 @@ impl Write for Stream {
             return Err(io::Error::new(io::ErrorKind::BrokenPipe, "the stream was finished"));
         }
         let mut n = 0;
+        // Once it filled the send buffer, a write waits, as a blocking write
+        // on a Linux socket does, until a third of the buffer is free
+        // (`Connection::may_write`), not for the first free byte.
         self.drive_until(|s| {
-            let blocked = s.write_blocked;
             let conn = s.conn()?;
-            if blocked && !conn.send_writable() {
-                return Ok(false);
-            }
-            n = conn.write(buf);
+            n = if conn.may_write() { conn.write(buf) } else { 0 };
             Ok(n > 0)
         })?;
-        self.write_blocked = n < buf.len();
         Ok(n)
     }
 

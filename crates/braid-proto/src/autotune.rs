@@ -24,8 +24,10 @@
 //! (`tcp_init_buffer_space`) and grows afterwards only at an
 //! acknowledgement of its own that finds the application waiting on the
 //! connection's full buffer (`SOCK_NOSPACE`, which the Data ACK's wake-up
-//! clears once a third of it is free) and some subflow not using its whole
-//! window (`mptcp_should_expand_sndbuf`, net/mptcp/mptcp_input.c). The
+//! clears once a third of it is free) and, once the sending that
+//! acknowledgement allowed is done (`tcp_data_snd_check`), some regular
+//! subflow not using its whole window, or a backup one when all are
+//! backups (`mptcp_should_expand_sndbuf`, net/mptcp/mptcp_input.c). The
 //! connection's (meta) buffer is `mptcp_update_sndbuf` (net/mptcp/
 //! mptcp_ctrl.c): the sum of the sending subflows' buffers, capped at
 //! `tcp_wmem[2]`, never shrinking; it starts at `tcp_wmem[1]` (16 KiB).
@@ -33,8 +35,9 @@
 //! of skbs at the subflows' GSO size goal (`mptcp_xmit_size_goal`), whose
 //! memory exceeds their payload by about one percent, so the memory figure
 //! is used as payload. (`per_mss` is the kernel's worst case of one skb per
-//! segment, which is why the buffer comes to about three times `factor`
-//! windows of payload.) Deviations: a subflow is sized at the first
+//! segment, which is why a subflow's buffer comes to about three times
+//! `factor` of the windows counted, its own scaled by the RTT ratio.)
+//! Deviations: a subflow is sized at the first
 //! acknowledgement on any subflow after its own first RTT sample, rather
 //! than at its handshake's end (its window may be a few segments past the
 //! initial 10); the window test compares bytes in flight
@@ -97,7 +100,9 @@ pub fn kernel_per_mss(mss: u32) -> u64 {
 /// A subflow as the send-buffer tuner sees it after an acknowledgement.
 #[derive(Clone, Copy, Debug)]
 pub struct TunedPath {
+    /// Established and not closed (`mptcp_sk_can_send`).
     pub active: bool,
+    pub backup: bool,
     /// Congestion window in bytes.
     pub window: u64,
     /// Bytes in flight: below `window`, the subflow could send more.
@@ -139,11 +144,12 @@ impl SendTuner {
         self.mode != SendAutotune::Off
     }
 
-    /// The size the buffer should have after an acknowledgement on
-    /// subflow `acked`, given every subflow by index and whether the
-    /// application waits on the full buffer (the caller only ever grows the
+    /// The size the buffer should have, given every subflow by index; in
+    /// kernel mode `grow` is a subflow whose acknowledgement found the
+    /// application waiting on the full buffer, checked once the sending
+    /// that acknowledgement allowed is done (the caller only ever grows the
     /// buffer).
-    pub fn target(&mut self, acked: usize, paths: impl Iterator<Item = TunedPath> + Clone, writer_waits: bool) -> u64 {
+    pub fn target(&mut self, grow: Option<usize>, paths: impl Iterator<Item = TunedPath> + Clone) -> u64 {
         match self.mode {
             SendAutotune::Off => self.max,
             SendAutotune::Seed003 => {
@@ -152,8 +158,11 @@ impl SendTuner {
             }
             SendAutotune::Kernel => {
                 let sending = paths.clone().filter(|p| p.active);
-                let room = sending.clone().any(|p| p.in_flight < p.window);
-                let rtt_max = sending.filter_map(|p| p.srtt).max();
+                let rtt_max = sending.clone().filter_map(|p| p.srtt).max();
+                // `mptcp_should_expand_sndbuf`: a regular subflow with room
+                // in its window, or a backup one when all are backups.
+                let room = |backup: bool| sending.clone().any(|p| p.backup == backup && p.in_flight < p.window);
+                let room = room(false) || (sending.clone().all(|p| p.backup) && room(true));
                 let mut sum = 0u64;
                 for (i, p) in paths.enumerate() {
                     if self.subflows.len() <= i {
@@ -162,7 +171,7 @@ impl SendTuner {
                     // Sized once established (it has an RTT sample), then
                     // grown at its own acknowledgements while the writer waits.
                     let sized = self.subflows[i] > 0;
-                    if p.active && ((!sized && p.srtt.is_some()) || (i == acked && writer_waits && room)) {
+                    if p.active && ((!sized && p.srtt.is_some()) || (grow == Some(i) && room)) {
                         let want = self.factor.saturating_mul(kernel_segments(&p, rtt_max));
                         let want = want.saturating_mul(kernel_per_mss(p.mss)).min(self.max);
                         self.subflows[i] = self.subflows[i].max(want);
@@ -173,6 +182,15 @@ impl SendTuner {
                 }
                 sum.min(self.max)
             }
+        }
+    }
+}
+
+impl SendTuner {
+    /// Subflow `i`'s slot holds a new subflow: it is sized afresh.
+    pub fn forget(&mut self, i: usize) {
+        if let Some(b) = self.subflows.get_mut(i) {
+            *b = 0;
         }
     }
 }
@@ -283,7 +301,7 @@ mod tests {
     }
 
     fn path(window: u64, active: bool) -> TunedPath {
-        TunedPath { active, window, in_flight: 0, srtt: Some(Duration::from_millis(10)), mss: 1448 }
+        TunedPath { active, backup: false, window, in_flight: 0, srtt: Some(Duration::from_millis(10)), mss: 1448 }
     }
 
     /// A sending subflow with a window of `cwnd` segments, `flight` in
@@ -291,6 +309,7 @@ mod tests {
     fn sub(cwnd: u64, srtt: u64, flight: u64) -> TunedPath {
         TunedPath {
             active: true,
+            backup: false,
             window: cwnd * 1448,
             in_flight: flight * 1448,
             srtt: Some(Duration::from_millis(srtt)),
@@ -309,7 +328,9 @@ mod tests {
     fn kernel_buffers_follow_mptcp_check_snd_buf_and_grow_only_for_a_waiting_writer() {
         let mut t = SendTuner::new(SendAutotune::Kernel, 16 << 20, 2);
         assert_eq!(t.initial(), 16 * 1024, "tcp_wmem[1]");
-        let grow = |t: &mut SendTuner, acked, paths: &[TunedPath], waits| t.target(acked, paths.iter().copied(), waits);
+        let grow = |t: &mut SendTuner, acked, paths: &[TunedPath], waits: bool| {
+            t.target(waits.then_some(acked), paths.iter().copied())
+        };
         // The first acknowledgement sizes every subflow with an RTT sample,
         // writer or not: subflow 0, 12 segments x 40 ms / 10 ms = 48, 2 x 48
         // x 4352 = 417,792; subflow 1, 10 x 40 / 40 = 10, 87,040.
@@ -332,6 +353,17 @@ mod tests {
         assert_eq!(grow(&mut t, 0, &halved, true), 3_481_600 + 87_040);
         halved[1].active = false;
         assert_eq!(grow(&mut t, 0, &halved, true), 3_481_600);
+        // Room only on a backup subflow while a regular one sends: nothing
+        // grows; when every subflow is a backup, its room counts.
+        let mut t = SendTuner::new(SendAutotune::Kernel, 16 << 20, 2);
+        let backup = TunedPath { backup: true, ..sub(10, 10, 0) };
+        assert_eq!(grow(&mut t, 0, &[sub(10, 10, 10), backup], true), 2 * 87_040);
+        assert_eq!(grow(&mut t, 0, &[sub(20, 10, 20), backup], true), 2 * 87_040);
+        let backups = [TunedPath { backup: true, ..sub(20, 10, 20) }, backup];
+        assert_eq!(grow(&mut t, 0, &backups, true), 174_080 + 87_040);
+        // A slot reused by a new subflow is sized afresh.
+        t.forget(0);
+        assert_eq!(grow(&mut t, 1, &[sub(10, 10, 10), backup], false), 2 * 87_040);
         // A subflow without an RTT sample is not sized yet (subflow 0's
         // longest RTT is its own: 12 segments, 104,448); grown without one,
         // it counts reordering + 1 = 4 segments (no initial-window floor for
@@ -342,7 +374,7 @@ mod tests {
         assert_eq!(grow(&mut t, 1, &[sub(12, 10, 12), unsampled], true), 104_448 + 34_816);
         // BBR's factor 3, and the tcp_wmem[2] cap on each and on the sum.
         let mut t = SendTuner::new(SendAutotune::Kernel, 1 << 20, 3);
-        assert_eq!(t.target(0, [sub(10, 10, 0)].into_iter(), false), 3 * 10 * 4352);
+        assert_eq!(t.target(None, [sub(10, 10, 0)].into_iter()), 3 * 10 * 4352);
         let big = [sub(1000, 10, 0), sub(1000, 10, 0)];
         assert_eq!(grow(&mut t, 1, &big, false), 1 << 20);
     }
@@ -352,7 +384,7 @@ mod tests {
         let mut t = SendTuner::new(SendAutotune::Seed003, 4 << 20, 2);
         assert_eq!(t.initial(), SEND_AUTOTUNE_INITIAL);
         // 2 x 10 ms x (100 kB / 10 ms) = 200 kB; the inactive path is left out.
-        assert_eq!(t.target(0, [path(100_000, true), path(900_000, false)].into_iter(), false), 200_000);
+        assert_eq!(t.target(None, [path(100_000, true), path(900_000, false)].into_iter()), 200_000);
         let t = SendTuner::new(SendAutotune::Off, 4 << 20, 2);
         assert_eq!((t.initial(), t.is_on()), (4 << 20, false));
     }

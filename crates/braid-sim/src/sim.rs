@@ -175,9 +175,6 @@ struct FlowState {
     /// When the bytes not yet read were written, to time each byte from
     /// write to read.
     write_log: WriteLog,
-    /// The application had more to write than the send buffer took, and
-    /// waits until [`Connection::send_writable`] wakes it.
-    write_blocked: bool,
 }
 
 impl FlowState {
@@ -304,7 +301,6 @@ impl Sim {
                         delay: DelayHistogram::default(),
                     },
                     write_log: WriteLog::default(),
-                    write_blocked: false,
                 })
                 .collect(),
             unfinished: flows.len(),
@@ -724,11 +720,10 @@ impl Sim {
             }
             // A writer the full buffer held up is woken as Linux wakes one,
             // once a third of the buffer is free, not by every Data ACK.
-            if st.write_blocked && !ep.conn.send_writable() {
+            if !ep.conn.may_write() {
                 return;
             }
             let want = ep.conn.send_room().min(produced - out.written);
-            st.write_blocked = want < produced - out.written;
             if want == 0 {
                 return;
             }

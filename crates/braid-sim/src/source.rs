@@ -2,10 +2,11 @@
 //!
 //! A bulk source keeps the send buffer full, so the transport is never
 //! short of data and delay is dominated by the buffer. Either kind, once it
-//! finds the buffer full, waits as a Linux application does: it is woken
-//! when a third of the buffer is free (`Connection::send_writable`, Linux's
+//! has filled the buffer, waits as a Linux application does: it is woken
+//! when a third of the buffer is free (`Connection::may_write`, Linux's
 //! `sk_stream_is_writeable`), not by every Data ACK, and refills it then;
-//! so a bulk sender's buffer holds between two thirds and all of its size.
+//! so a bulk sender's buffer holds between two thirds and all of its
+//! size.
 //!
 //! A constant-rate source writes one message every `message * 8 / rate`
 //! seconds, like a video call or a sensor feed: the connection is

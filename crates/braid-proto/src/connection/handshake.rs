@@ -500,6 +500,7 @@ impl Connection {
         }
         self.subflows[i] = self.new_subflow(backup);
         self.forget_raise(i);
+        self.send_tuner.forget(i);
         self.cc.on_path_added(i, self.config.mss, self.config.initial_window);
     }
 

@@ -158,10 +158,11 @@ pub struct Connection {
     autotune: Option<RecvAutotune>,
     send_tuner: SendTuner,
     /// The application's last write filled the send buffer (or did not fit
-    /// whole): it waits on the buffer, for the kernel-model autotuning. (An
-    /// application that had exactly the room to write is taken as waiting
-    /// too.)
+    /// whole): it waits to be woken ([`Connection::may_write`]).
     write_filled: bool,
+    /// A subflow whose acknowledgement found the application waiting: the
+    /// kernel-model send buffer may grow for it once sending is done.
+    expand_due: Option<usize>,
     /// Data of timed-out or closed subflows, to be sent on another subflow
     /// before new data: DSN -> length, lowest first (it unblocks the
     /// receiver soonest), each range once however often it is queued.
@@ -322,6 +323,7 @@ impl Connection {
             autotune,
             send_tuner,
             write_filled: false,
+            expand_due: None,
             reinject: BTreeMap::new(),
             reinject_longest: 0,
             reinjected_bytes: 0,
@@ -464,6 +466,15 @@ impl Connection {
     /// refills the buffer in steps of a third.
     pub fn send_writable(&self) -> bool {
         self.send.room() >= (self.send.end() - self.send.una()) / 2
+    }
+    /// Whether the application may write now: it has not filled the send
+    /// buffer, or, having filled it, has been woken ([`send_writable`]).
+    /// An application that writes only then sees the buffer as a Linux one
+    /// sees its socket's: a blocked writer returns with a third free.
+    ///
+    /// [`send_writable`]: Connection::send_writable
+    pub fn may_write(&self) -> bool {
+        !self.write_filled || self.send_writable()
     }
     /// True when every written byte has been acknowledged by the peer.
     pub fn all_acked(&self) -> bool {

@@ -142,7 +142,13 @@ impl Connection {
                 self.subflows[i].mark_app_limited();
             }
             if self.send_tuner.is_on() {
-                self.autotune_send_buffer(i);
+                self.autotune_send_buffer(None);
+                // The application waits (Linux's `SOCK_NOSPACE`, which the
+                // Data ACK's wake-up clears once a third of the buffer is
+                // free): this subflow may grow once the sending is done.
+                if self.write_filled && !self.send_writable() {
+                    self.expand_due = Some(i);
+                }
             }
             while let Some(closed) = self.cc.take_closed_path().and_then(SubflowId::from_index) {
                 self.remove_subflow(closed);
@@ -151,20 +157,20 @@ impl Connection {
         }
     }
 
-    /// After an acknowledgement on subflow `acked`. The application waits
-    /// (Linux's `SOCK_NOSPACE`) while its last write filled the buffer and
-    /// the buffer is not yet a third free.
-    pub(super) fn autotune_send_buffer(&mut self, acked: usize) {
-        let writer_waits = self.write_filled && !self.send_writable();
+    /// Sizes the send buffer; `grow` as [`SendTuner::target`] takes it.
+    ///
+    /// [`SendTuner::target`]: crate::autotune::SendTuner::target
+    pub(super) fn autotune_send_buffer(&mut self, grow: Option<usize>) {
         let cc = &self.cc;
         let paths = self.subflows.iter().enumerate().map(|(i, s)| TunedPath {
-            active: s.is_open(),
+            active: s.is_established(),
+            backup: s.backup,
             window: cc.window(i),
             in_flight: s.bytes_in_flight(),
             srtt: s.rtt.srtt(),
             mss: s.mss,
         });
-        let target = self.send_tuner.target(acked, paths, writer_waits);
+        let target = self.send_tuner.target(grow, paths);
         self.send.grow(target);
     }
 }

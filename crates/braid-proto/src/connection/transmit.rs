@@ -14,6 +14,18 @@ use crate::tso_defer;
 impl Connection {
     /// The next packet to send, if any is allowed now.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Packet> {
+        let packet = self.next_packet(now);
+        if packet.is_none() {
+            if let Some(i) = self.expand_due.take() {
+                // Linux looks for room to grow the buffer once the
+                // acknowledgement's sending is done (`tcp_data_snd_check`).
+                self.autotune_send_buffer(Some(i));
+            }
+        }
+        packet
+    }
+
+    fn next_packet(&mut self, now: Instant) -> Option<Packet> {
         if self.error.is_some() {
             return self.poll_reset();
         }

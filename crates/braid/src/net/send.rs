@@ -185,7 +185,7 @@ pub fn run(args: Args) -> Result<(), String> {
     let mut hash = Sha256::new();
     let mut pending = vec![0u8; 1 << 16];
     let (mut offset, mut filled) = (0, 0);
-    let (mut closed, mut blocked) = (false, false);
+    let mut closed = false;
     let mut all_acked: Option<Instant> = None;
     let mut announced = false;
     let mut last = Snapshot::default();
@@ -195,7 +195,7 @@ pub fn run(args: Args) -> Result<(), String> {
         // Keep the send buffer full; once it was found full, write again
         // only when Linux would wake a writer (a third of it free), as the
         // simulator's applications do.
-        while !closed && (!blocked || conn.send_writable()) {
+        while !closed && conn.may_write() {
             if offset == filled {
                 filled = source.fill(&mut pending)?;
                 offset = 0;
@@ -206,7 +206,6 @@ pub fn run(args: Args) -> Result<(), String> {
                 }
             }
             let n = conn.write(&pending[offset..filled]);
-            blocked = n < filled - offset;
             if n == 0 {
                 break;
             }
