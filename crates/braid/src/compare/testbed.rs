@@ -272,7 +272,17 @@ mod tests {
         let err = lock_file(&path).unwrap_err();
         assert!(err.contains("another braid compare"), "{err}");
         drop(first);
-        drop(lock_file(&path).unwrap());
+        // A child another test thread forks meanwhile holds a copy of the
+        // descriptor, and so the lock, until it execs (close-on-exec): the
+        // lock is free once that copy is gone, so try again for a while.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let again = loop {
+            match lock_file(&path) {
+                Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+                other => break other,
+            }
+        };
+        drop(again.unwrap());
         let _ = std::fs::remove_file(&path);
     }
 }
