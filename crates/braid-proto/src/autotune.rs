@@ -37,12 +37,12 @@
 //! is used as payload. (`per_mss` is the kernel's worst case of one skb per
 //! segment, which is why a subflow's buffer comes to about three times
 //! `factor` of the windows counted, its own scaled by the RTT ratio.)
-//! Deviations: a subflow is sized at the first
-//! acknowledgement on any subflow after its own first RTT sample, rather
-//! than at its handshake's end (its window may be a few segments past the
-//! initial 10); the window test compares bytes in flight
-//! with the window in bytes (Linux: packets); `reordering` is Braid's fixed
-//! `dupthresh` of 3, as Linux's default.
+//! Deviations: a subflow is sized at the first acknowledgement on any
+//! subflow after its own first RTT sample, rather than at its handshake's
+//! end (its window may be a few segments past the initial 10); the window
+//! test compares bytes in flight with the window in bytes (Linux:
+//! packets); `reordering` is Braid's fixed `dupthresh` of 3, as Linux's
+//! default.
 //!
 //! Receive side: Linux's dynamic right-sizing
 //! (`tcp_rcv_space_adjust` and `tcp_rcv_rtt_measure`, Linux 4.19, the base
@@ -184,9 +184,7 @@ impl SendTuner {
             }
         }
     }
-}
 
-impl SendTuner {
     /// Subflow `i`'s slot holds a new subflow: it is sized afresh.
     pub fn forget(&mut self, i: usize) {
         if let Some(b) = self.subflows.get_mut(i) {

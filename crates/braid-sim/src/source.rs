@@ -10,9 +10,8 @@
 //!
 //! A constant-rate source writes one message every `message * 8 / rate`
 //! seconds, like a video call or a sensor feed: the connection is
-//! application-limited, so
-//! delay measures the transport (loss recovery, reordering across
-//! subflows) rather than queueing in the send buffer.
+//! application-limited, so delay measures the transport (loss recovery,
+//! reordering across subflows) rather than queueing in the send buffer.
 //!
 //! The application wakes at most every [`MIN_WAKE_GAP`] (10 µs): messages
 //! due in between are written together at the wake-up, so tiny messages at

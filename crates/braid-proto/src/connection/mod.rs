@@ -443,7 +443,7 @@ impl Connection {
             return 0;
         }
         let n = self.send.write(data);
-        self.write_filled = n < data.len() || self.send.room() == 0;
+        self.note_write(n < data.len());
         n
     }
     /// Buffers `n` synthetic zero bytes (bulk traffic without copies).
@@ -452,8 +452,13 @@ impl Connection {
             return 0;
         }
         let written = self.send.write_zeros(n);
-        self.write_filled = written < n || self.send.room() == 0;
+        self.note_write(written < n);
         written
+    }
+    /// After a write: it filled the buffer if it was cut short or left no
+    /// room, and the application then waits ([`Connection::may_write`]).
+    fn note_write(&mut self, cut_short: bool) {
+        self.write_filled = cut_short || self.send.room() == 0;
     }
     /// Space left in the send buffer.
     pub fn send_room(&self) -> u64 {
