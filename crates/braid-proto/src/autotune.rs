@@ -40,9 +40,8 @@
 //! Deviations: a subflow is sized at the first acknowledgement on any
 //! subflow after its own first RTT sample, rather than at its handshake's
 //! end (its window may be a few segments past the initial 10); the window
-//! test compares bytes in flight with the window in bytes (Linux:
-//! packets); `reordering` is Braid's fixed `dupthresh` of 3, as Linux's
-//! default.
+//! test counts Braid's byte window and bytes in flight in whole segments;
+//! `reordering` is Braid's fixed `dupthresh` of 3, as Linux's default.
 //!
 //! Receive side: Linux's dynamic right-sizing
 //! (`tcp_rcv_space_adjust` and `tcp_rcv_rtt_measure`, Linux 4.19, the base
@@ -105,10 +104,21 @@ pub struct TunedPath {
     pub backup: bool,
     /// Congestion window in bytes.
     pub window: u64,
-    /// Bytes in flight: below `window`, the subflow could send more.
+    /// Bytes in flight.
     pub in_flight: u64,
     pub srtt: Option<Duration>,
     pub mss: u32,
+}
+
+impl TunedPath {
+    /// `tcp_packets_in_flight(tp) < tp->snd_cwnd`: the window has room for
+    /// another whole segment, counted in packets as Linux counts both (a
+    /// partly sent segment is a packet in flight; a window's fraction of a
+    /// segment is no room).
+    fn has_packet_room(&self) -> bool {
+        let mss = u64::from(self.mss.max(1));
+        self.in_flight.div_ceil(mss) < self.window / mss
+    }
 }
 
 /// Linux's default `tp->reordering` (`sysctl_tcp_reordering`), Braid's
@@ -161,7 +171,7 @@ impl SendTuner {
                 let rtt_max = sending.clone().filter_map(|p| p.srtt).max();
                 // `mptcp_should_expand_sndbuf`: a regular subflow with room
                 // in its window, or a backup one when all are backups.
-                let room = |backup: bool| sending.clone().any(|p| p.backup == backup && p.in_flight < p.window);
+                let room = |backup: bool| sending.clone().any(|p| p.backup == backup && p.has_packet_room());
                 let room = room(false) || (sending.clone().all(|p| p.backup) && room(true));
                 let mut sum = 0u64;
                 for (i, p) in paths.enumerate() {
@@ -339,6 +349,13 @@ mod tests {
         assert_eq!(grow(&mut t, 0, &full, false), 504_832);
         // A waiting writer, but every window in use: nothing grows.
         assert_eq!(grow(&mut t, 0, &full, true), 504_832);
+        // Half a segment of window left, or a window of 50 segments with
+        // 49.5 in flight, is no room: Linux counts packets.
+        let partial = [
+            TunedPath { window: 100 * 1448 + 724, ..sub(100, 10, 100) },
+            TunedPath { in_flight: 49 * 1448 + 724, ..sub(50, 40, 0) },
+        ];
+        assert_eq!(grow(&mut t, 0, &partial, true), 504_832);
         // Room on subflow 1 but no writer waiting: nothing grows.
         let room = [sub(100, 10, 100), sub(50, 40, 20)];
         assert_eq!(grow(&mut t, 0, &room, false), 504_832);
