@@ -208,19 +208,7 @@ impl Emulator {
                 let stop = stop.clone();
                 std::thread::Builder::new()
                     .name(name.into())
-                    .spawn(move || {
-                        // A direction that panicked would drop its traffic
-                        // unseen: stop both and say why.
-                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.run())).unwrap_or_else(|p| {
-                            stop.store(true, Ordering::Relaxed);
-                            let why = p
-                                .downcast_ref::<&str>()
-                                .map(|s| s.to_string())
-                                .or_else(|| p.downcast_ref::<String>().cloned())
-                                .unwrap_or_default();
-                            Report { error: Some(format!("thread {name} failed: {why}")), ..Report::default() }
-                        })
-                    })
+                    .spawn(move || guarded(name, &stop, || d.run()))
                     .map_err(|e| format!("cannot start thread {name}: {e}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -262,6 +250,21 @@ impl Drop for Emulator {
 }
 
 /// The links `routes` cross (in topology order) and the routes over them.
+/// Runs one direction's loop. A direction that panicked would drop its
+/// traffic unseen: the panic stops both directions and becomes the
+/// report's error.
+fn guarded(name: &str, stop: &AtomicBool, run: impl FnOnce() -> Report) -> Report {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|p| {
+        stop.store(true, Ordering::Relaxed);
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Report { error: Some(format!("thread {name} failed: {why}")), ..Report::default() }
+    })
+}
+
 fn engine(cfg: &Config, routes: &[Vec<usize>], egress: &dyn Fn(usize) -> usize) -> Engine {
     let mut used: Vec<usize> = routes.iter().flatten().copied().collect();
     used.sort_unstable();
@@ -392,4 +395,26 @@ fn write(tun: &Tun, pool: &Pool, d: Delivery, headers: &mut [u8; MAX_HEADERS]) -
     let (n, (start, end)) = segment_headers(bytes, meta, d.first, d.count, headers);
     let payload = VNET_HDR_LEN + usize::from(meta.hdr_len);
     tun.write(&[IoSlice::new(&headers[..n]), IoSlice::new(&bytes[payload + start..payload + end])])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_direction_that_panics_stops_both_and_reports_why() {
+        let stop = AtomicBool::new(false);
+        // A formatted message (a `String` payload) and a literal one (`&str`).
+        let queue = std::hint::black_box(3);
+        let report = guarded("emu-forward", &stop, || panic!("queue {queue} broke"));
+        assert!(stop.load(Ordering::Relaxed), "the other direction must stop too");
+        assert_eq!(report.error.as_deref(), Some("thread emu-forward failed: queue 3 broke"));
+        let stop = AtomicBool::new(false);
+        let report = guarded("emu-reverse", &stop, || panic!("plain"));
+        assert_eq!(report.error.as_deref(), Some("thread emu-reverse failed: plain"));
+        // A direction that ends normally keeps its counters and stops nothing.
+        let stop = AtomicBool::new(false);
+        let report = guarded("emu-forward", &stop, || Report { read: 7, ..Report::default() });
+        assert_eq!((report.read, report.error, stop.load(Ordering::Relaxed)), (7, None, false));
+    }
 }
