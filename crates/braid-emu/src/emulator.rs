@@ -249,7 +249,6 @@ impl Drop for Emulator {
     }
 }
 
-/// The links `routes` cross (in topology order) and the routes over them.
 /// Runs one direction's loop. A direction that panicked would drop its
 /// traffic unseen: the panic stops both directions and becomes the
 /// report's error.
@@ -265,6 +264,7 @@ fn guarded(name: &str, stop: &AtomicBool, run: impl FnOnce() -> Report) -> Repor
     })
 }
 
+/// The links `routes` cross (in topology order) and the routes over them.
 fn engine(cfg: &Config, routes: &[Vec<usize>], egress: &dyn Fn(usize) -> usize) -> Engine {
     let mut used: Vec<usize> = routes.iter().flatten().copied().collect();
     used.sort_unstable();

@@ -73,8 +73,7 @@ fn only_a_waiting_writer_grows_the_kernel_buffer_and_windows_count_the_rtt_ratio
     // (its SRTT of a few ms against SF2's 100 ms and more): 7.9 MB measured,
     // 31 times twice the mean window's memory; without the ratio, 2.7 MB
     // (11 times).
-    let window_memory = 2.0 * fast_window * 4352.0;
-    assert!(bulk.send_buffer_bytes as f64 > 20.0 * window_memory, "{} B", bulk.send_buffer_bytes);
+    assert!(bulk.send_buffer_bytes as f64 > 20.0 * twice_the_memory_of(fast_window), "{} B", bulk.send_buffer_bytes);
 }
 
 /// Linux checks for room to grow after the acknowledgement's sending is
@@ -96,7 +95,7 @@ fn a_window_limited_subflow_stops_growing_its_kernel_buffer() {
         let keys = format!("cc = \"{cc}\", send_buffer = \"kernel:64MiB\", recv_buffer = \"auto:64MiB\"");
         let flow = common::simulate(&common::hybrid("10s", &[link], &keys)).flows[0].clone();
         let window = flow.subflows[0].cwnd_mean_bytes / 1448.0;
-        let ratio = flow.send_buffer_bytes as f64 / (2.0 * window * 4352.0);
+        let ratio = flow.send_buffer_bytes as f64 / twice_the_memory_of(window);
         println!("{cc} over {link}: buffer {} B, mean window {window:.0} segments, {ratio:.2}", flow.send_buffer_bytes);
         assert!(
             ratio < 1.0,
@@ -104,4 +103,11 @@ fn a_window_limited_subflow_stops_growing_its_kernel_buffer() {
             flow.send_buffer_bytes
         );
     }
+}
+
+/// Twice the kernel's memory for a window of `segments` 1448-byte
+/// segments (4352 B each, Linux's per-MSS cost on x86-64):
+/// `tcp_sndbuf_expand`'s size for that window with factor 2.
+fn twice_the_memory_of(segments: f64) -> f64 {
+    2.0 * segments * 4352.0
 }
