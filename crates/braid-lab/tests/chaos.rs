@@ -340,7 +340,12 @@ fn gen_flow(
     // of 4 MB share for 2,100 s (case 1944170).
     let share = slowest_bps / 8.0 / f64::from(sharers);
     let size = size.min((mathis.min(policed) * 200.0).min(share * 400.0) as u64).max(1);
-    let (cc, scheduler) = (CONTROLLERS.choose(rng).unwrap(), SCHEDULERS.choose(rng).unwrap());
+    let (cc, drawn) = (CONTROLLERS.choose(rng).unwrap(), SCHEDULERS.choose(rng).unwrap());
+    // Upstream Linux's scheduler came later (stop 55). It takes the drawn
+    // one's place in one flow of seven, picked by the flow's size rather
+    // than by a draw, so every other flow is generated as before and the
+    // case numbers tests name still give the same scenarios.
+    let scheduler = if size % 7 == 3 { "upstream" } else { drawn };
     let mut t =
         format!("name = \"{name}\"\ncc = \"{cc}\"\nscheduler = \"{scheduler}\"\nverify_payload = true\nmss = {mss}\n");
     let floor = (size as f64 * (max_rtt + 0.01) / 300.0).max(f64::from(mss));
@@ -921,7 +926,7 @@ fn check(case: u64) -> Result<u64, String> {
 
 fn check_scenario(toml: &str) -> Result<u64, String> {
     let scenario = parse(toml, "chaos.toml").map_err(|e| format!("generated an invalid scenario: {e}"))?;
-    let (_, summary) = run(&scenario, RunOptions::default(), &mut |_| {}).map_err(|e| e.to_string())?;
+    let (sim, summary) = run(&scenario, RunOptions::default(), &mut |_| {}).map_err(|e| e.to_string())?;
     check_links(&scenario, &summary)?;
     let mut failed = 0;
     for (i, (f, spec)) in summary.flows.iter().zip(&scenario.flows).enumerate() {
@@ -962,10 +967,16 @@ fn check_scenario(toml: &str) -> Result<u64, String> {
         if f.bytes_delivered != size {
             return Err(format!("flow {}: completed with {} of {size} bytes", f.name, f.bytes_delivered));
         }
-        // Each byte arrived new on exactly one subflow.
+        // Each byte arrived new on exactly one subflow, but for bytes the
+        // receive buffer forgot to bound its bookkeeping (tiny segments
+        // with holes between them), which count again when they come again.
         let by_subflow: u64 = f.subflows.iter().map(|s| s.bytes_delivered).sum();
-        if by_subflow != size {
-            return Err(format!("flow {}: its subflows brought {by_subflow} new bytes of {size}", f.name));
+        let pruned = sim.receiver(i).stats().pruned_bytes;
+        if by_subflow != size + pruned {
+            return Err(format!(
+                "flow {}: its subflows brought {by_subflow} new bytes of {size} ({pruned} forgotten)",
+                f.name
+            ));
         }
         let waited = |&(a, b): &(f64, f64)| b - data_waits_from(spec, a).unwrap_or(b);
         // The RTO a subflow may have when its path goes down, beyond the

@@ -324,6 +324,10 @@ fn rr_retransmits_and_reorders_most() {
             .iter()
             .map(|&(name, _)| (name, strong_heterogeneity(cc, name, fast_queue, keys)))
             .collect();
+        // Seed 004 compares v0.96's modules. Upstream Linux's scheduler
+        // queues 64 KB bursts on a subflow, the slow one's too, and reorders
+        // more than RR's single segments (its figures are printed).
+        let runs: Vec<(&str, Outcome)> = runs.into_iter().filter(|r| r.0 != "upstream").collect();
         let rr = runs.iter().find(|r| r.0 == "rr").unwrap().1;
         for &(name, o) in runs.iter().filter(|r| r.0 != "rr") {
             assert!(rr.retx > o.retx, "{cc}: rr {} retransmissions vs {name} {}", rr.retx, o.retx);
@@ -527,7 +531,12 @@ fn random_clean_path_pairs_are_filled() {
 /// in those 5 s (its capacity, or TCP's loss-limited rate if lower).
 /// Without an outage it must carry nothing, except under round robin,
 /// which gives a backup subflow its turns as the kernel's `mptcp_rr.c`
-/// does (it has no backup test). Over these 60 cases the least
+/// does (it has no backup test), and after a retransmission timeout on
+/// the regular subflow: that marks it potentially failed (v0.96's
+/// `tp->pf`, "definitely unavailable"), and the backup may then carry data
+/// until the regular subflow is acknowledged again (one segment, in the
+/// one such case here: wVegas on a 2.9 Mbit/s, 3 ms regular path, one
+/// timeout). Over these 60 cases the least
 /// a backup carried during an outage was 84% of that (wVegas under ECF),
 /// and over 180 more tried through the CLI no backup without an outage
 /// carried a byte. With `sched::fastest` (minRTT's, BLEST's and ECF's
@@ -569,7 +578,7 @@ fn a_backup_path_carries_data_only_while_the_other_is_down() {
             let loss_limited = if loss > 0.0 { mathis_bytes_per_s(backup.1 / 1e3, loss) } else { f64::MAX };
             let five_seconds = 5.0 * capacity.min(loss_limited);
             assert!(carried as f64 >= 0.25 * five_seconds, "too little while the regular path was down: {what}");
-        } else if scheduler != "rr" {
+        } else if scheduler != "rr" && f.subflows[0].rtos == 0 {
             assert_eq!(carried, 0, "{what}");
         }
     }

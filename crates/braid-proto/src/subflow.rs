@@ -173,6 +173,13 @@ pub struct Subflow {
     packets_in_flight: u64,
     /// Lost data waiting to be re-sent here: (dsn, len).
     pub retransmit: VecDeque<(u64, u32)>,
+    /// New data a burst-committing scheduler handed to this subflow and
+    /// that it has not sent yet, in order: (dsn, len). Upstream Linux's
+    /// subflow write queue ([`crate::sched::Upstream`]); empty with every
+    /// other scheduler, which picks a subflow only when its window has room.
+    queued: VecDeque<(u64, u32)>,
+    /// Bytes in `queued`.
+    queued_bytes: u64,
     /// Fast recovery lasts until a packet numbered at least this is
     /// acknowledged.
     recovery_end: Option<u64>,
@@ -261,6 +268,8 @@ impl Subflow {
             bytes_in_flight: 0,
             packets_in_flight: 0,
             retransmit: VecDeque::new(),
+            queued: VecDeque::new(),
+            queued_bytes: 0,
             recovery_end: None,
             loss_end: None,
             rtt: RttEstimator::new(),
@@ -932,6 +941,41 @@ impl Subflow {
         }
     }
 
+    /// Hands `len` bytes of new data at `dsn` to this subflow, to be sent
+    /// when its window has room ([`Subflow::queued`]).
+    pub fn queue(&mut self, dsn: u64, len: u32) {
+        self.queued.push_back((dsn, len));
+        self.queued_bytes += u64::from(len);
+    }
+
+    /// The oldest range handed to this subflow and not sent yet.
+    pub fn next_queued(&self) -> Option<(u64, u32)> {
+        self.queued.front().copied()
+    }
+
+    /// Removes the oldest queued range (sent, or no longer needed);
+    /// `rest` puts back what remains of it to send later.
+    pub fn pop_queued(&mut self, rest: Option<(u64, u32)>) {
+        if let Some((_, len)) = self.queued.pop_front() {
+            self.queued_bytes -= u64::from(len);
+        }
+        if let Some((dsn, len)) = rest {
+            self.queued.push_front((dsn, len));
+            self.queued_bytes += u64::from(len);
+        }
+    }
+
+    /// Bytes handed to this subflow and not sent yet.
+    pub fn queued_bytes(&self) -> u64 {
+        self.queued_bytes
+    }
+
+    /// Empties the queue of data not sent yet (to send it elsewhere).
+    pub fn take_queued(&mut self) -> Vec<(u64, u32)> {
+        self.queued_bytes = 0;
+        self.queued.drain(..).collect()
+    }
+
     /// Drops acknowledged or lost packets from the front of the scoreboard.
     fn pop_resolved(&mut self) {
         while self.sent.front().is_some_and(|p| p.state != State::InFlight) {
@@ -946,6 +990,7 @@ impl Subflow {
         let covers = |d: u64, len: u32| d <= dsn && dsn < d + u64::from(len);
         self.sent.iter().any(|p| p.state == State::InFlight && covers(p.dsn, p.len))
             || self.retransmit.iter().any(|&(d, len)| covers(d, len))
+            || self.queued.iter().any(|&(d, len)| covers(d, len))
             || self.timed_out.as_ref().is_some_and(|t| t.parked.iter().any(|&(d, len)| covers(d, len)))
     }
 
@@ -1093,6 +1138,7 @@ impl Subflow {
         self.settle_timeout();
         self.state = Lifecycle::Closed;
         let mut ranges: Vec<(u64, u32)> = self.retransmit.drain(..).collect();
+        ranges.extend(self.take_queued());
         for p in self.sent.iter_mut().filter(|p| p.state == State::InFlight) {
             p.state = State::Lost;
             if p.len > 0 {

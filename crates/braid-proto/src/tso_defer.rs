@@ -67,6 +67,16 @@ pub struct Sender {
     pub ready: u64,
 }
 
+/// Linux's `sk_pacing_rate` for a controller that does not pace
+/// (`tcp_update_pacing_rate`), bytes per second: the window (or what is in
+/// flight, if more) per smoothed RTT of `srtt` seconds, times 2 while the
+/// window is below half of ssthresh and 1.2 after. Deviation: compared in
+/// bytes where Linux counts segments.
+pub fn linux_pacing_rate(cwnd: u64, in_flight: u64, ssthresh: u64, srtt: f64) -> f64 {
+    let ratio = if cwnd < ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+    ratio * cwnd.max(in_flight) as f64 / srtt
+}
+
 /// The verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -84,8 +94,7 @@ impl Sender {
         let mss = f64::from(self.mss.max(1));
         let rate = self.pacing_rate.unwrap_or_else(|| {
             let srtt = self.srtt.map_or(1e-3, |s| s.as_secs_f64().max(1e-6));
-            let ratio = if self.cwnd < self.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
-            ratio * self.cwnd.max(self.in_flight) as f64 / srtt
+            linux_pacing_rate(self.cwnd, self.in_flight, self.ssthresh, srtt)
         });
         ((rate / PACING_SHIFT / mss) as u64).max(MIN_TSO_SEGS)
     }

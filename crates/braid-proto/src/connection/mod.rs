@@ -199,6 +199,8 @@ pub struct Connection {
     /// ACK a receiver sends), where the two virtual calls cost about 16
     /// instructions a packet. Builds with debug assertions check it.
     sched_copies: bool,
+    /// [`Scheduler::commits_bursts`], read once as `sched_copies` is.
+    sched_commits: bool,
     /// End of the last new-data segment shorter than the MSS (Nagle).
     short_sent_end: u64,
     /// The Data ACK last re-sent opportunistically (once per blocking segment).
@@ -311,6 +313,7 @@ impl Connection {
         let opportunistic = config.opportunistic_retransmission.unwrap_or(sched.opportunistic_by_default());
         let sched_reads_ssthresh = sched.reads_ssthresh();
         let sched_copies = sched.copies_in_flight();
+        let sched_commits = sched.commits_bursts();
         Connection {
             advertised_window_end: recv.window_end(),
             config,
@@ -338,6 +341,7 @@ impl Connection {
             opportunistic,
             sched_reads_ssthresh,
             sched_copies,
+            sched_commits,
             short_sent_end: 0,
             last_opportunistic: None,
             raising: Vec::new(),

@@ -11,6 +11,10 @@ impl Connection {
     /// lost to them; with other subflows open it is reinjected there.
     pub(super) fn on_subflow_timeouts(&mut self, now: Instant) {
         let mut timed_out = false;
+        let others_open = self.subflows.iter().filter(|s| s.is_open()).count() > 1;
+        // New data a burst-committing scheduler queued on a subflow that
+        // timed out, not sent yet: it goes elsewhere with the rest.
+        let mut unsent = Vec::new();
         for i in 0..self.subflows.len() {
             let sf = &self.subflows[i];
             if !sf.is_open() || sf.rto_deadline().is_none_or(|d| d > now) {
@@ -47,8 +51,11 @@ impl Connection {
             if sf.retransmit.is_empty() {
                 sf.probe_pending = true;
             }
+            if others_open {
+                unsent.extend(sf.take_queued());
+            }
         }
-        if timed_out && self.subflows.iter().filter(|s| s.is_open()).count() > 1 {
+        if timed_out && others_open {
             // Linux MPTCP reinjects a timed-out subflow's data on the others.
             // Every failed subflow's whole queue is offered again, so data
             // stranded by an earlier timeout (when no other subflow was usable)
@@ -63,6 +70,7 @@ impl Connection {
                 .filter(|s| s.potentially_failed())
                 .flat_map(|s| s.retransmit.iter().copied())
                 .filter(|r| !carried(r))
+                .chain(unsent)
                 .collect();
             self.queue_reinjection(&stranded);
         }

@@ -211,6 +211,11 @@ impl Connection {
     }
 
     pub(super) fn poll_scheduled(&mut self, now: Instant) -> Option<Packet> {
+        if self.sched_commits {
+            if let Some(p) = self.poll_queued(now) {
+                return Some(p);
+            }
+        }
         let next_reinjection = self.next_reinjection();
         let mss = u64::from(self.config.mss);
         let window_room = self.peer_window_end().saturating_sub(self.send.nxt());
@@ -247,7 +252,9 @@ impl Connection {
                     // samples still measure its path.
                     let (una, nxt, copies) = (self.send.una(), self.send.nxt(), self.copies_in_flight());
                     for sf in &mut self.subflows {
-                        let owes = !sf.retransmit.is_empty() || (copies && sf.carried_to.max(una) < nxt);
+                        let owes = !sf.retransmit.is_empty()
+                            || sf.queued_bytes() > 0
+                            || (copies && sf.carried_to.max(una) < nxt);
                         if !owes {
                             sf.mark_app_limited();
                         }
@@ -279,7 +286,12 @@ impl Connection {
             self.buffer_stalled = false;
             (self.send.nxt(), len as u32, false)
         };
-        if !(0..self.subflows.len()).any(|i| self.takes_new_data(i, len)) {
+        // A scheduler that commits bursts queues data on a subflow whose
+        // window is full; it waits only when its choice has no memory.
+        let commit = self.sched_commits;
+        if commit && !self.subflows.iter().any(|s| s.usable())
+            || !commit && !(0..self.subflows.len()).any(|i| self.takes_new_data(i, len))
+        {
             // No subflow could take it: every scheduler would wait. If none
             // is usable at all (every path gone, say removed since the last
             // packet or timer), the failure timer must be running.
@@ -305,6 +317,23 @@ impl Connection {
         if !reinjection && !self.raising.is_empty() {
             i = self.follow_raise_probe(i, len);
         }
+        if commit {
+            if reinjection {
+                // Re-pushed like new data, as upstream re-pushes a stale or
+                // closed subflow's pending data (`__mptcp_retransmit_pending_data`).
+                let len = self.take_segment(i, dsn, len, true);
+                self.subflows[i].counters.reinjected_bytes += u64::from(len);
+                self.subflows[i].queue(dsn, len);
+            } else {
+                if !self.raising.is_empty() {
+                    if let Some(probe) = self.send_raise_probe(now, i, dsn, window_room) {
+                        return Some(probe);
+                    }
+                }
+                self.commit_burst(i, len, window_room);
+            }
+            return self.poll_queued(now);
+        }
         // The views were refreshed for this decision: the chosen subflow's
         // window as the scheduler saw it.
         if !self.sched_views.get(i).is_some_and(|v| fits(v, len)) {
@@ -320,6 +349,58 @@ impl Connection {
             self.subflows[i].counters.reinjected_bytes += u64::from(len);
         }
         Some(self.send_data(now, i, dsn, len))
+    }
+
+    /// Hands subflow `i` a burst of new data for its own queue, as upstream
+    /// Linux's `__mptcp_push_pending` does ([`crate::sched::Upstream`]):
+    /// segments of its MSS, `first` bytes first (a segment the checks above
+    /// let through), up to `UPSTREAM_BURST` bytes and what the peer's window
+    /// allows, ending early at a short segment the window or Nagle's
+    /// algorithm holds back.
+    fn commit_burst(&mut self, i: usize, first: u32, window_room: u64) {
+        let mss = self.subflows[i].mss;
+        let mut budget = crate::sched::UPSTREAM_BURST.min(window_room);
+        let mut len = u64::from(first.min(mss)).min(budget);
+        while len > 0 {
+            let dsn = self.send.nxt();
+            self.take_new(len as u32, mss);
+            self.subflows[i].queue(dsn, len as u32);
+            budget -= len;
+            let full = u64::from(mss).min(self.send.backlog());
+            len = full.min(budget);
+            if len < full || self.nagle_holds(len) {
+                break;
+            }
+        }
+    }
+
+    /// The oldest data queued on a subflow by a scheduler that commits
+    /// bursts, on the first subflow whose window, pacer and offload
+    /// deferral let it go now. What the peer acknowledged meanwhile (a copy
+    /// went elsewhere) is dropped, and a segment longer than the subflow's
+    /// MSS (which fell since, `pmtu.rs`) goes in pieces.
+    fn poll_queued(&mut self, now: Instant) -> Option<Packet> {
+        for i in 0..self.subflows.len() {
+            while let Some((dsn, len)) = self.subflows[i].next_queued() {
+                let s = &self.subflows[i];
+                if !s.is_established() || s.in_loss() {
+                    break;
+                }
+                let Some((d, l)) = self.send.unacked_part(dsn, len) else {
+                    self.subflows[i].pop_queued(None);
+                    continue;
+                };
+                let l = l.min(s.mss);
+                if !self.window_space(i, l) || self.paced(now, i) || (self.config.tso_defer && self.defers(now, i)) {
+                    break;
+                }
+                let (sent_end, end) = (d + u64::from(l), dsn + u64::from(len));
+                let rest = (sent_end < end).then(|| (sent_end, (end - sent_end) as u32));
+                self.subflows[i].pop_queued(rest);
+                return Some(self.send_data(now, i, d, l));
+            }
+        }
+        None
     }
 
     /// Takes the segment of `len` bytes at `dsn` (new data, or a range queued
@@ -447,6 +528,8 @@ impl Connection {
                 active: s.is_established(),
                 paced,
                 delivery_rate: s.last_delivery_rate(),
+                queued: s.queued_bytes(),
+                pacing_rate: if self.sched_commits { self.cc.pacing_rate(i).map(|r| r as f64) } else { None },
             };
         }
     }
@@ -470,8 +553,9 @@ impl Connection {
             mss: s.mss,
             pacing_rate: self.cc.pacing_rate(i).map(|r| r as f64),
             peer_window: window_end.saturating_sub(self.send.una()),
-            send_window: window_end.saturating_sub(self.send.nxt()),
-            ready: self.send.backlog(),
+            // A subflow's own queue, when the scheduler commits bursts.
+            send_window: window_end.saturating_sub(s.next_queued().map_or(self.send.nxt(), |(dsn, _)| dsn)),
+            ready: if self.sched_commits { s.queued_bytes() } else { self.send.backlog() },
         };
         match sender.verdict() {
             tso_defer::Verdict::Send => false,
@@ -546,7 +630,10 @@ impl Connection {
     }
 
     pub(super) fn any_in_flight(&self) -> bool {
-        self.subflows.iter().filter(|s| s.is_open()).any(|s| s.bytes_in_flight() > 0 || !s.retransmit.is_empty())
+        self.subflows
+            .iter()
+            .filter(|s| s.is_open())
+            .any(|s| s.bytes_in_flight() > 0 || !s.retransmit.is_empty() || s.queued_bytes() > 0)
     }
 
     /// With data waiting, a closed window and nothing in flight, no ACK will

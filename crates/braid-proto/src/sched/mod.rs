@@ -28,6 +28,7 @@ mod llhd;
 mod minrtt;
 mod redundant;
 mod rr;
+mod upstream;
 
 pub use blest::{blest_fast_bytes, blest_linger, Blest, BLEST_LAMBDA_MAX, BLEST_LAMBDA_MIN};
 pub use ecf::{Ecf, ECF_BETA};
@@ -35,6 +36,7 @@ pub use llhd::{Llhd, LLHD_BETA_CODE, LLHD_BETA_PAPER};
 pub use minrtt::MinRtt;
 pub use redundant::Redundant;
 pub use rr::RoundRobin;
+pub use upstream::{sk_pacing_rate, sndbuf_target, Upstream, UPSTREAM_BURST};
 
 use crate::time::{Duration, Instant};
 
@@ -81,6 +83,12 @@ pub struct SchedPath {
     pub paced: bool,
     /// Latest delivery-rate sample, bytes per second (0 before the first).
     pub delivery_rate: f64,
+    /// New data handed to this subflow and not sent yet, bytes (only a
+    /// scheduler that [commits bursts](Scheduler::commits_bursts) hands any).
+    pub queued: u64,
+    /// The controller's pacing rate, bytes per second, when it paces.
+    /// Filled only for a scheduler that commits bursts, which reads it.
+    pub pacing_rate: Option<f64>,
 }
 
 impl SchedPath {
@@ -239,16 +247,25 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn reinjection_waits_for_unused(&self) -> bool {
         true
     }
+    /// Whether the scheduler hands a subflow bursts of new data for its own
+    /// queue, sent as its window opens, rather than one segment when its
+    /// window has room: `Decision::Send(i)` for new data then means "queue
+    /// a burst on `i`" (upstream Linux, [`Upstream`]). A property of the
+    /// scheduler's kind, read once when the connection is built.
+    fn commits_bursts(&self) -> bool {
+        false
+    }
 }
 
 /// Every scheduler Braid has, by scenario name, with a one-line description.
 pub const ALGORITHMS: &[(&str, &str)] = &[
-    ("minrtt", "lowest smoothed RTT among subflows with window space; backups only when no regular subflow is usable (Linux default)"),
+    ("minrtt", "lowest smoothed RTT among subflows with window space; backups only when no regular subflow is usable (MPTCP v0.96 default)"),
     ("blest", "BLEST (Ferlin et al. 2016): skip the slow subflow when it would block the send window; adaptive lambda"),
     ("ecf", "ECF (Lim et al. 2017): wait for the fastest subflow when that completes sooner; hysteresis beta 0.25"),
     ("rr", "round robin over subflows with window space, one segment each (mptcp_rr.c defaults)"),
     ("llhd", "LLHD (Lubna et al. 2022): maximise goodput/GP_max + beta RTT_max/RTT, beta = 0.001 as in the paper"),
     ("redundant", "ReMP / mptcp_redundant.c: every segment on every subflow with window space; the first copy counts"),
+    ("upstream", "upstream Linux MPTCP (5.6+): 64 KB bursts queued on the subflow with the shortest linger time, queued bytes / pacing rate"),
 ];
 
 /// Builds the scheduler a scenario names, with its default settings, or
@@ -374,6 +391,7 @@ pub fn build(name: &str, settings: &Settings) -> Result<Box<dyn Scheduler>, Sett
             Box::new(l)
         }
         "redundant" => Box::new(Redundant),
+        "upstream" => Box::new(Upstream::default()),
         _ => return Err(SettingsError::UnknownScheduler(name.to_string())),
     })
 }
@@ -451,13 +469,15 @@ pub(crate) mod tests {
     /// Each scheduler reports the name scenarios and summaries use, and
     /// retransmits opportunistically by default exactly when its Linux
     /// module is built on the default scheduler's `mptcp_next_segment`
-    /// (`mptcp_rr.c` and `mptcp_redundant.c` are not).
+    /// (`mptcp_rr.c` and `mptcp_redundant.c` are not, and upstream Linux
+    /// has none); only upstream's commits bursts to subflow queues.
     #[test]
     fn names_and_opportunistic_defaults_follow_the_kernel_modules() {
         for (name, _) in ALGORITHMS {
             let s = by_name(name).unwrap();
             assert_eq!(s.name(), *name);
-            assert_eq!(s.opportunistic_by_default(), !matches!(*name, "rr" | "redundant"), "{name}");
+            assert_eq!(s.opportunistic_by_default(), !matches!(*name, "rr" | "redundant" | "upstream"), "{name}");
+            assert_eq!(s.commits_bursts(), *name == "upstream", "{name}");
         }
     }
 
