@@ -201,6 +201,8 @@ pub struct Connection {
     sched_copies: bool,
     /// [`Scheduler::commits_bursts`], read once as `sched_copies` is.
     sched_commits: bool,
+    /// The controller's [`Controller::sndbuf_expand`], for the scheduler.
+    sndbuf_expand: u32,
     /// End of the last new-data segment shorter than the MSS (Nagle).
     short_sent_end: u64,
     /// The Data ACK last re-sent opportunistically (once per blocking segment).
@@ -301,7 +303,8 @@ impl Connection {
     }
 
     fn new(config: Config, cc: Box<dyn Controller>, sched: Box<dyn Scheduler>, session: Session) -> Self {
-        let send_tuner = SendTuner::new(config.send_autotune, config.send_buffer, cc.sndbuf_expand());
+        let sndbuf_expand = cc.sndbuf_expand();
+        let send_tuner = SendTuner::new(config.send_autotune, config.send_buffer, sndbuf_expand);
         let send = SendBuffer::new(send_tuner.initial());
         let autotune =
             config.recv_autotune.then(|| RecvAutotune::new(AUTOTUNE_INITIAL, config.recv_buffer, config.mss));
@@ -342,6 +345,7 @@ impl Connection {
             sched_reads_ssthresh,
             sched_copies,
             sched_commits,
+            sndbuf_expand,
             short_sent_end: 0,
             last_opportunistic: None,
             raising: Vec::new(),

@@ -308,6 +308,7 @@ impl Connection {
             window_room,
             send_window: self.peer_window_end().saturating_sub(self.send.una()),
             stalls: self.window_stalls + self.buffer_stalls,
+            sndbuf_expand: self.sndbuf_expand,
         };
         let mut i = match self.sched.select(&conn, &self.sched_views) {
             Decision::Send(i) => i,

@@ -36,7 +36,7 @@ pub use llhd::{Llhd, LLHD_BETA_CODE, LLHD_BETA_PAPER};
 pub use minrtt::MinRtt;
 pub use redundant::Redundant;
 pub use rr::RoundRobin;
-pub use upstream::{sk_pacing_rate, sndbuf_target, Upstream, UPSTREAM_BURST};
+pub use upstream::{Upstream, UPSTREAM_BURST};
 
 use crate::time::{Duration, Instant};
 
@@ -163,6 +163,9 @@ pub struct SchedConn {
     /// because the peer's window was full (head-of-line blocking), or the
     /// application waited on a full send buffer with all it wrote sent.
     pub stalls: u64,
+    /// The controller's `sndbuf_expand` (Linux's send buffer per window: 2,
+    /// BBR's 3), for a scheduler that models the subflows' send buffers.
+    pub sndbuf_expand: u32,
 }
 
 /// The situation BLEST and ECF decide in.

@@ -23,10 +23,8 @@
 //! scheduler (`__mptcp_retransmit_pending_data`).
 //!
 //! A subflow's send buffer follows `tcp_sndbuf_expand`: twice `max(10,
-//! cwnd)` segments of `per_mss` bytes (the MSS plus `MAX_TCP_HEADER` and the
-//! shared info, rounded up to a power of two, plus the `sk_buff`: 4,352
-//! bytes for a 1,448-byte MSS; three times for BBR), at most `tcp_wmem[2]`
-//! = 4 MiB. It is set when the subflow is first seen
+//! cwnd)` segments of `per_mss` bytes ([`kernel_per_mss`]: 4,352 bytes for
+//! a 1,448-byte MSS; three times for BBR), at most `tcp_wmem[2]` = 4 MiB. It is set when the subflow is first seen
 //! (`tcp_init_buffer_space`) and grows when a subflow found full has room
 //! in its window again (`tcp_new_space` with `SOCK_NOSPACE`).
 //!
@@ -48,6 +46,7 @@
 //!   Opportunistic retransmission and penalisation (v0.96 only) are off.
 
 use super::{Decision, SchedConn, SchedPath, Scheduler};
+use crate::autotune::kernel_per_mss;
 use crate::tso_defer::linux_pacing_rate;
 
 /// `MPTCP_SEND_BURST_SIZE`: 64 KiB less the TCP header, the largest TCP
@@ -73,7 +72,7 @@ pub struct Upstream {
 /// Linux's `sk_pacing_rate` for a subflow, bytes per second: the
 /// controller's own when it paces, else `tcp_update_pacing_rate`. Without
 /// an RTT sample the kernel's rate is its initial, unlimited one.
-pub fn sk_pacing_rate(p: &SchedPath) -> f64 {
+fn sk_pacing_rate(p: &SchedPath) -> f64 {
     if let Some(rate) = p.pacing_rate {
         return rate;
     }
@@ -83,23 +82,20 @@ pub fn sk_pacing_rate(p: &SchedPath) -> f64 {
     }
 }
 
-/// `tcp_sndbuf_expand`'s size for a subflow's send buffer, bytes.
-pub fn sndbuf_target(p: &SchedPath) -> u64 {
-    // MAX_TCP_HEADER (320 on x86-64) and the aligned skb_shared_info (320),
-    // rounded up, then the aligned sk_buff (256).
-    let per_mss = (u64::from(p.mss) + 320 + 320).next_power_of_two() + 256;
+/// `tcp_sndbuf_expand`'s size for a subflow's send buffer, bytes, for a
+/// controller whose `sndbuf_expand` is `expand` (2; BBR's 3).
+fn sndbuf_target(p: &SchedPath, expand: u32) -> u64 {
     let segments = (p.cwnd / u64::from(p.mss.max(1))).max(INIT_CWND);
-    let factor = if p.pacing_rate.is_some() { 3 } else { 2 };
-    (factor * segments * per_mss).min(WMEM_MAX)
+    (u64::from(expand) * segments * kernel_per_mss(p.mss)).min(WMEM_MAX)
 }
 
 impl Upstream {
     /// `tcp_init_buffer_space` for a subflow seen for the first time, and
     /// `tcp_new_space` for one found full that has room in its window again.
-    fn size_buffer(&mut self, i: usize, p: &SchedPath) {
+    fn size_buffer(&mut self, i: usize, p: &SchedPath, expand: u32) {
         let cwnd_limited = p.packets_in_flight * u64::from(p.mss.max(1)) >= p.cwnd;
         if self.sndbuf[i] == 0 || (self.nospace[i] && !cwnd_limited) {
-            self.sndbuf[i] = self.sndbuf[i].max(sndbuf_target(p));
+            self.sndbuf[i] = self.sndbuf[i].max(sndbuf_target(p, expand));
             self.nospace[i] = false;
         }
     }
@@ -128,7 +124,7 @@ impl Scheduler for Upstream {
             if !p.usable() {
                 continue;
             }
-            self.size_buffer(i, p);
+            self.size_buffer(i, p, conn.sndbuf_expand);
             regular += usize::from(!p.backup);
             if self.avg_pacing_rate[i] == 0.0 {
                 self.avg_pacing_rate[i] = sk_pacing_rate(p);
@@ -212,18 +208,17 @@ mod tests {
     fn send_buffer_is_tcp_sndbuf_expand() {
         // MSS 1448: (1448 + 640) rounds up to 4096, plus 256: 4352 a segment.
         let p = SchedPath { mss: 1448, cwnd: 30 * 1448, ..SchedPath::default() };
-        assert_eq!(sndbuf_target(&p), 2 * 30 * 4352);
-        // At least ten segments, three times for a pacing controller (BBR).
-        let small = SchedPath { cwnd: 4 * 1448, pacing_rate: Some(1e6), ..p };
-        assert_eq!(sndbuf_target(&small), 3 * 10 * 4352);
+        assert_eq!(sndbuf_target(&p, 2), 2 * 30 * 4352);
+        // At least ten segments; three windows for BBR.
+        assert_eq!(sndbuf_target(&SchedPath { cwnd: 4 * 1448, ..p }, 3), 3 * 10 * 4352);
         // At most tcp_wmem[2].
-        assert_eq!(sndbuf_target(&SchedPath { cwnd: 1000 * 1448, ..p }), 4 << 20);
+        assert_eq!(sndbuf_target(&SchedPath { cwnd: 1000 * 1448, ..p }, 2), 4 << 20);
     }
 
     #[test]
     fn the_shortest_linger_wins_whatever_the_windows() {
         let mut s = Upstream::default();
-        let conn = SchedConn { window_room: 1 << 30, ..SchedConn::default() };
+        let conn = SchedConn { window_room: 1 << 30, sndbuf_expand: 2, ..SchedConn::default() };
         // Subflow 0: 30 segments queued and 20 in flight at 20 segments per
         // 10 ms, doubled in slow start (50,000 / 4 MB/s = 12.5 ms); subflow
         // 1: its window of 10 full, at 10 per 20 ms (10,000 / 1 MB/s = 10 ms).
@@ -245,7 +240,7 @@ mod tests {
     #[test]
     fn backups_only_when_no_regular_subflow_is_active() {
         let mut s = Upstream::default();
-        let conn = SchedConn { window_room: 1 << 30, ..SchedConn::default() };
+        let conn = SchedConn { window_room: 1 << 30, sndbuf_expand: 2, ..SchedConn::default() };
         let backup = SchedPath { backup: true, ..path(10, 1, 0, 0) };
         assert_eq!(s.select(&conn, &[path(10, 50, 5, 0), backup]), Decision::Send(0));
         let failed = SchedPath { potentially_failed: true, ..path(10, 50, 0, 0) };
@@ -255,7 +250,7 @@ mod tests {
     #[test]
     fn a_full_buffer_waits_and_grows_once_its_window_has_room() {
         let mut s = Upstream::default();
-        let conn = SchedConn { window_room: 1 << 30, ..SchedConn::default() };
+        let conn = SchedConn { window_room: 1 << 30, sndbuf_expand: 2, ..SchedConn::default() };
         // MSS 1000: per_mss 2048 + 256 = 2304; ten segments: 46,080 bytes.
         let full = path(10, 10, 10, 37);
         assert_eq!(s.select(&conn, &[full]), Decision::Wait, "47,000 bytes held");

@@ -587,7 +587,7 @@ mod tests {
             assert!(check_scenario(&sc).is_ok(), "{}", path.display());
             n += 1;
         }
-        assert_eq!(n, 6);
+        assert_eq!(n, 7);
     }
 
     #[test]
