@@ -514,24 +514,27 @@ impl Connection {
         for i in 0..self.subflows.len() {
             // A subflow that defers is held back as a paced one is.
             let paced = self.paced(now, i) || (self.config.tso_defer && self.defers(now, i));
-            let s = &self.subflows[i];
-            self.sched_views[i] = SchedPath {
-                srtt: s.rtt.srtt(),
-                rttvar: s.rtt.rttvar(),
-                cwnd: self.cc.window(i),
-                ssthresh: if self.sched_reads_ssthresh { self.cc.get().ssthresh(i) } else { 0 },
-                bytes_in_flight: s.bytes_in_flight(),
-                packets_in_flight: s.packets_in_flight(),
-                mss: s.mss,
-                backup: s.backup,
-                potentially_failed: s.potentially_failed(),
-                in_loss: s.in_loss(),
-                active: s.is_established(),
-                paced,
-                delivery_rate: s.last_delivery_rate(),
-                queued: s.queued_bytes(),
-                pacing_rate: if self.sched_commits { self.cc.pacing_rate(i).map(|r| r as f64) } else { None },
-            };
+            let (s, v) = (&self.subflows[i], &mut self.sched_views[i]);
+            // Field by field: what only a burst-committing scheduler reads is
+            // written only for one (this runs for every subflow on every
+            // decision).
+            v.srtt = s.rtt.srtt();
+            v.rttvar = s.rtt.rttvar();
+            v.cwnd = self.cc.window(i);
+            v.ssthresh = if self.sched_reads_ssthresh { self.cc.get().ssthresh(i) } else { 0 };
+            v.bytes_in_flight = s.bytes_in_flight();
+            v.packets_in_flight = s.packets_in_flight();
+            v.mss = s.mss;
+            v.backup = s.backup;
+            v.potentially_failed = s.potentially_failed();
+            v.in_loss = s.in_loss();
+            v.active = s.is_established();
+            v.paced = paced;
+            v.delivery_rate = s.last_delivery_rate();
+            if self.sched_commits {
+                v.queued = s.queued_bytes();
+                v.pacing_rate = self.cc.pacing_rate(i).map(|r| r as f64);
+            }
         }
     }
 
