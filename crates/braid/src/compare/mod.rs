@@ -26,10 +26,11 @@ use serde::Serialize;
     stacks would not run: they send bulk data from the start to the end, alone (no cross traffic,\n\
     `start`, `size`, `app_rate` or backup paths). For each controller of\n\
     --cc every side runs it: the simulator and Braid with the scenario's scheduler, the kernel with\n\
-    its default MPTCP scheduler (and only its uncoupled controllers: cubic, reno, bbr). Kernel\n\
-    figures come from the kernel: `ss` per subflow every 100 ms, `nstat`, and the iperf3 receiver's\n\
-    byte count. Braid's come from its two ends' JSON lines: the receiver's bytes per subflow and\n\
-    goodput, the sender's smoothed RTT (once a second) and retransmitted packets.\n\n\
+    its default MPTCP scheduler, which `scheduler = \"upstream\"` models (and only its uncoupled\n\
+    controllers: cubic, reno, bbr). Kernel figures come from the kernel: `ss` per subflow every\n\
+    100 ms, `nstat`, and the iperf3 receiver's byte count. Braid's come from its two ends' JSON\n\
+    lines: the receiver's bytes per subflow and goodput, the sender's smoothed RTT (once a second)\n\
+    and retransmitted packets.\n\n\
     With --out DIR: DIR/compare.json, DIR/compare-CC-seedN.svg (goodput, congestion window and RTT\n\
     per subflow over time; the kernel's window from `ss`, Braid's from its sender's lines once a\n\
     second) and Braid's JSON lines as its two ends printed them (braid-send-CC-seedN.jsonl,\n\
@@ -187,6 +188,18 @@ fn check_scenario(sc: &Scenario) -> Result<Vec<String>, String> {
         ));
     }
     Ok(names)
+}
+
+/// What Braid's transport cannot take from the scenario: `braid send` has
+/// no send-buffer option and runs with its default.
+fn braid_side_note(sc: &Scenario) -> Option<String> {
+    let (c, d) = (&sc.flows[0].config, braid_proto::Config::default());
+    (c.send_buffer != d.send_buffer || c.send_autotune != d.send_autotune).then(|| {
+        format!(
+            "Braid's transport runs with its default send buffer ({} MiB); the scenario's `send_buffer` applies to the simulator only",
+            d.send_buffer >> 20
+        )
+    })
 }
 
 fn sim_side(sc: &Scenario, cc: &str, opts: RunOptions) -> Result<(Side, Vec<Vec<Series>>), String> {
@@ -543,6 +556,11 @@ pub fn run(a: Args) -> Result<(), String> {
     // Ctrl-C or a SIGTERM ends the waits with an error, so the children
     // and the testbed are taken down on the way out.
     braid_emu::signals::install();
+    if plans.iter().any(|(with, _)| with.contains(&Contender::Braid)) {
+        if let Some(note) = braid_side_note(&sc) {
+            eprintln!("compare: {note}");
+        }
+    }
     let mut all = vec![];
     for (cc, (with, note)) in a.cc.iter().zip(&plans) {
         if let Some(note) = note {
@@ -588,6 +606,17 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 7);
+    }
+
+    /// A scenario that sets the send buffer is told that Braid's transport
+    /// keeps its default.
+    #[test]
+    fn a_send_buffer_the_transport_cannot_take_is_noted() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/validation");
+        let load = |name: &str| scenario::load(std::path::Path::new(&format!("{dir}/{name}"))).unwrap();
+        assert_eq!(braid_side_note(&load("fig6-intense.toml")), None);
+        let note = braid_side_note(&load("fig6-intense-upstream.toml")).expect("944 KiB");
+        assert!(note.contains("default send buffer (4 MiB)"), "{note}");
     }
 
     #[test]
