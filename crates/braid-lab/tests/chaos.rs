@@ -343,8 +343,8 @@ fn gen_flow(
     let (cc, drawn) = (CONTROLLERS.choose(rng).unwrap(), SCHEDULERS.choose(rng).unwrap());
     // Upstream Linux's scheduler came later (stop 55). It takes the drawn
     // one's place in one flow of seven, picked by the flow's size rather
-    // than by a draw, so every other flow is generated as before and the
-    // case numbers tests name still give the same scenarios.
+    // than by a draw, so every other flow is generated as before (a case
+    // with no such flow is the scenario it was).
     let scheduler = if size % 7 == 3 { "upstream" } else { drawn };
     let mut t =
         format!("name = \"{name}\"\ncc = \"{cc}\"\nscheduler = \"{scheduler}\"\nverify_payload = true\nmss = {mss}\n");

@@ -534,9 +534,9 @@ fn random_clean_path_pairs_are_filled() {
 /// does (it has no backup test), and after a retransmission timeout on
 /// the regular subflow: that marks it potentially failed (v0.96's
 /// `tp->pf`, "definitely unavailable"), and the backup may then carry data
-/// until the regular subflow is acknowledged again (one segment, in the
-/// one such case here: wVegas on a 2.9 Mbit/s, 3 ms regular path, one
-/// timeout). Over these 60 cases the least
+/// until the regular subflow is acknowledged again: at most its initial
+/// window per timeout (one segment, in the one such case here: wVegas on
+/// a 2.9 Mbit/s, 3 ms regular path, one timeout). Over these 60 cases the least
 /// a backup carried during an outage was 84% of that (wVegas under ECF),
 /// and over 180 more tried through the CLI no backup without an outage
 /// carried a byte. With `sched::fastest` (minRTT's, BLEST's and ECF's
@@ -578,8 +578,10 @@ fn a_backup_path_carries_data_only_while_the_other_is_down() {
             let loss_limited = if loss > 0.0 { mathis_bytes_per_s(backup.1 / 1e3, loss) } else { f64::MAX };
             let five_seconds = 5.0 * capacity.min(loss_limited);
             assert!(carried as f64 >= 0.25 * five_seconds, "too little while the regular path was down: {what}");
-        } else if scheduler != "rr" && f.subflows[0].rtos == 0 {
-            assert_eq!(carried, 0, "{what}");
+        } else if scheduler != "rr" {
+            // At most the backup's first window for each timeout.
+            let limit = f.subflows[0].rtos * 10 * 1448;
+            assert!(carried <= limit, "{what}; {} timeouts on the regular subflow", f.subflows[0].rtos);
         }
     }
 }
@@ -600,8 +602,9 @@ fn upstreams_subflow_queues_fill_a_kernel_sized_send_buffer() {
         strong_heterogeneity("cubic", sched, "100p", &format!(r#", tso_defer = true, send_buffer = "{buffer}""#))
     };
     let (upstream, minrtt) = (run("upstream", "944KiB"), run("minrtt", "944KiB"));
+    // The kernel's ratio here: 92.0 against minRTT's 105.9 in the simulator.
     assert!(
-        upstream.goodput < 0.93 * minrtt.goodput,
+        upstream.goodput < 0.93 * minrtt.goodput && upstream.goodput > 0.75 * minrtt.goodput,
         "944 KiB: upstream {:.1} Mbit/s, minRTT {:.1}",
         upstream.goodput,
         minrtt.goodput

@@ -200,7 +200,7 @@ fn segments_are_cut_to_a_falling_mss_without_losing_a_byte() {
             recv_buffer: [6 << 20, 60_000][rng.below(2) as usize],
             ..Config::default()
         };
-        let sched = ["minrtt", "redundant", "rr", "blest"][rng.below(4) as usize];
+        let sched = ["minrtt", "redundant", "rr", "blest", "upstream"][rng.below(5) as usize];
         let (mut a, mut b) = pair(config, "reno", sched, paths);
         open(&mut a, &mut b, Instant::ZERO);
         let caps: Vec<u32> = (0..paths).map(|_| [MSS, 1300, 1200][rng.below(3) as usize]).collect();

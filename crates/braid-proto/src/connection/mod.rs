@@ -201,6 +201,9 @@ pub struct Connection {
     sched_copies: bool,
     /// [`Scheduler::commits_bursts`], read once as `sched_copies` is.
     sched_commits: bool,
+    /// The last scheduling step queued data no subflow could send yet: the
+    /// scheduler is asked again (`poll_scheduled`).
+    queued_more: bool,
     /// The controller's [`Controller::sndbuf_expand`], for the scheduler.
     sndbuf_expand: u32,
     /// End of the last new-data segment shorter than the MSS (Nagle).
@@ -345,6 +348,7 @@ impl Connection {
             sched_reads_ssthresh,
             sched_copies,
             sched_commits,
+            queued_more: false,
             sndbuf_expand,
             short_sent_end: 0,
             last_opportunistic: None,

@@ -211,11 +211,27 @@ impl Connection {
     }
 
     pub(super) fn poll_scheduled(&mut self, now: Instant) -> Option<Packet> {
-        if self.sched_commits {
+        if !self.sched_commits {
+            return self.schedule(now);
+        }
+        // A scheduler that commits bursts keeps choosing while data and
+        // memory last, as `__mptcp_push_pending` does: a burst queued
+        // behind a full window must not keep an idle subflow waiting.
+        loop {
             if let Some(p) = self.poll_queued(now) {
                 return Some(p);
             }
+            let p = self.schedule(now);
+            if p.is_some() || !std::mem::take(&mut self.queued_more) {
+                return p;
+            }
         }
+    }
+
+    /// New data or a reinjection placed by the scheduler, if any may go
+    /// now. With a scheduler that commits bursts, sets `queued_more` when
+    /// it queued data that no subflow could send yet.
+    fn schedule(&mut self, now: Instant) -> Option<Packet> {
         let next_reinjection = self.next_reinjection();
         let mss = u64::from(self.config.mss);
         let window_room = self.peer_window_end().saturating_sub(self.send.nxt());
@@ -315,25 +331,27 @@ impl Connection {
             Decision::SendAll => return self.send_redundant(now, dsn, len, reinjection, window_room),
             Decision::Wait => return None,
         };
-        if !reinjection && !self.raising.is_empty() {
-            i = self.follow_raise_probe(i, len);
-        }
         if commit {
             if reinjection {
-                // Re-pushed like new data, as upstream re-pushes a stale or
-                // closed subflow's pending data (`__mptcp_retransmit_pending_data`).
+                // Queued like new data, as upstream re-pushes a stale or
+                // closed subflow's pending data through its scheduler.
                 let len = self.take_segment(i, dsn, len, true);
                 self.subflows[i].counters.reinjected_bytes += u64::from(len);
                 self.subflows[i].queue(dsn, len);
             } else {
-                if !self.raising.is_empty() {
+                // A path-MTU probe goes only where a segment could go now.
+                if !self.raising.is_empty() && self.sched_views[i].has_window_space() {
                     if let Some(probe) = self.send_raise_probe(now, i, dsn, window_room) {
                         return Some(probe);
                     }
                 }
                 self.commit_burst(i, len, window_room);
             }
-            return self.poll_queued(now);
+            self.queued_more = true;
+            return None;
+        }
+        if !reinjection && !self.raising.is_empty() {
+            i = self.follow_raise_probe(i, len);
         }
         // The views were refreshed for this decision: the chosen subflow's
         // window as the scheduler saw it.
@@ -392,7 +410,14 @@ impl Connection {
                     continue;
                 };
                 let l = l.min(s.mss);
-                if !self.window_space(i, l) || self.paced(now, i) || (self.config.tso_defer && self.defers(now, i)) {
+                // Beyond the peer's window (stated smaller than first
+                // assumed, say) it waits, as Linux's `tcp_snd_wnd_test`.
+                let beyond = d + u64::from(l) > self.peer_window_end();
+                if beyond
+                    || !self.window_space(i, l)
+                    || self.paced(now, i)
+                    || (self.config.tso_defer && self.defers(now, i))
+                {
                     break;
                 }
                 let (sent_end, end) = (d + u64::from(l), dsn + u64::from(len));
@@ -532,7 +557,7 @@ impl Connection {
             v.paced = paced;
             v.delivery_rate = s.last_delivery_rate();
             if self.sched_commits {
-                v.queued = s.queued_bytes();
+                v.queued = s.queued_bytes() + s.retransmit.iter().map(|&(_, len)| u64::from(len)).sum::<u64>();
                 v.pacing_rate = self.cc.pacing_rate(i).map(|r| r as f64);
             }
         }
@@ -634,16 +659,16 @@ impl Connection {
     }
 
     pub(super) fn any_in_flight(&self) -> bool {
-        self.subflows
-            .iter()
-            .filter(|s| s.is_open())
-            .any(|s| s.bytes_in_flight() > 0 || !s.retransmit.is_empty() || s.queued_bytes() > 0)
+        self.subflows.iter().filter(|s| s.is_open()).any(|s| s.bytes_in_flight() > 0 || !s.retransmit.is_empty())
     }
 
     /// With data waiting, a closed window and nothing in flight, no ACK will
     /// come to reopen the window: probe after an RTO (RFC 9293 persist timer).
     pub(super) fn arm_persist(&mut self, now: Instant) {
-        let blocked = self.send.backlog() > 0 && self.send.nxt() >= self.peer_window_end();
+        let end = self.peer_window_end();
+        let blocked = (self.send.backlog() > 0 && self.send.nxt() >= end)
+            || (self.sched_commits
+                && self.subflows.iter().any(|s| s.next_queued().is_some_and(|(d, l)| d + u64::from(l) > end)));
         if !blocked || self.any_in_flight() || self.timers.get(Timer::Persist).is_some() {
             return;
         }

@@ -83,8 +83,9 @@ pub struct SchedPath {
     pub paced: bool,
     /// Latest delivery-rate sample, bytes per second (0 before the first).
     pub delivery_rate: f64,
-    /// New data handed to this subflow and not sent yet, bytes (only a
-    /// scheduler that [commits bursts](Scheduler::commits_bursts) hands any).
+    /// Bytes this subflow holds to send: new data handed to it and not
+    /// sent yet, and lost data waiting to be re-sent on it. Filled only for
+    /// a scheduler that [commits bursts](Scheduler::commits_bursts).
     pub queued: u64,
     /// The controller's pacing rate, bytes per second, when it paces.
     /// Filled only for a scheduler that commits bursts, which reads it.
@@ -268,7 +269,7 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
     ("rr", "round robin over subflows with window space, one segment each (mptcp_rr.c defaults)"),
     ("llhd", "LLHD (Lubna et al. 2022): maximise goodput/GP_max + beta RTT_max/RTT, beta = 0.001 as in the paper"),
     ("redundant", "ReMP / mptcp_redundant.c: every segment on every subflow with window space; the first copy counts"),
-    ("upstream", "upstream Linux MPTCP (5.6+): 64 KB bursts queued on the subflow with the shortest linger time, queued bytes / pacing rate"),
+    ("upstream", "upstream Linux MPTCP's default (Linux 6.x): 64 KB bursts queued on the subflow with the shortest linger time, queued bytes / pacing rate"),
 ];
 
 /// Builds the scheduler a scenario names, with its default settings, or

@@ -1,7 +1,7 @@
-//! The default scheduler of upstream Linux MPTCP (the kernel since 5.6, the
-//! one `braid compare` runs against): `mptcp_subflow_get_send`,
-//! `__mptcp_push_pending` and `mptcp_subflow_get_retrans` in
-//! `net/mptcp/protocol.c` (Linux 6.x).
+//! The default scheduler of upstream Linux MPTCP (Linux 6.x, the kernel
+//! `braid compare` runs against): `mptcp_subflow_get_send`,
+//! `__mptcp_push_pending` and `__subflow_push_pending` in
+//! `net/mptcp/protocol.c`.
 //!
 //! Unlike MPTCP v0.96's schedulers, which give a subflow one segment when
 //! its window has room, upstream hands a subflow a *burst* of up to 64 KB
@@ -11,39 +11,57 @@
 //! `sk_wmem_queued / avg_pacing_rate`, whether or not its window has room
 //! now; backup subflows only when no regular one is active. Nothing is
 //! handed over when that subflow's memory is full (`sk_wmem_queued >=
-//! sk_sndbuf`). The pacing rate is Linux's `sk_pacing_rate`: the
-//! controller's when it paces (BBR), otherwise `tcp_update_pacing_rate`'s
-//! `mss * max(cwnd, packets_out) / srtt` times 2 while the window is below
-//! half of ssthresh and 1.2 after. The average is moved towards it at every
-//! choice, weighted by the burst and by what is queued.
-//!
-//! Data stranded on a subflow that timed out (in flight, or queued and not
-//! sent) is queued again on the subflow this choice gives, as upstream
-//! re-pushes a stale or closed subflow's pending data through the same
-//! scheduler (`__mptcp_retransmit_pending_data`).
+//! sk_sndbuf`). The connection keeps choosing while data and memory last,
+//! as `__mptcp_push_pending` does. The pacing rate is Linux's
+//! `sk_pacing_rate`: the controller's when it paces (BBR), otherwise
+//! `tcp_update_pacing_rate`'s window (or bytes in flight, if more) per
+//! SRTT, times 2 while the window is below half of ssthresh and 1.2 after.
+//! The average is moved towards it at every choice, weighted by the burst
+//! and by what is queued.
 //!
 //! A subflow's send buffer follows `tcp_sndbuf_expand`: twice `max(10,
 //! cwnd)` segments of `per_mss` bytes ([`kernel_per_mss`]: 4,352 bytes for
-//! a 1,448-byte MSS; three times for BBR), at most `tcp_wmem[2]` = 4 MiB. It is set when the subflow is first seen
-//! (`tcp_init_buffer_space`) and grows when a subflow found full has room
-//! in its window again (`tcp_new_space` with `SOCK_NOSPACE`).
+//! a 1,448-byte MSS; three times for BBR), at most `tcp_wmem[2]` = 4 MiB.
+//! It is set when the subflow is first seen (`tcp_init_buffer_space`) and
+//! grows when a subflow found full has room in its window again
+//! (`tcp_new_space`).
 //!
 //! Deviations and choices:
-//! - Memory is counted in payload bytes, in flight plus queued: the kernel
-//!   counts each `sk_buff`'s `truesize`, about 1-2% more for the 64 KB
-//!   buffers a subflow queues.
+//! - Memory is counted in payload bytes: in flight, queued, and lost
+//!   awaiting retransmission. The kernel counts each `sk_buff`'s
+//!   `truesize` (1-2% more for the 64 KB buffers a subflow queues), and
+//!   selectively acknowledged data too, which Braid no longer holds.
+//! - A burst is cut into segments of the subflow's MSS when it is queued,
+//!   with no memory check between them (the kernel checks between
+//!   fragments), and Nagle's algorithm is applied there, not when the
+//!   segments leave.
 //! - Linger times and the average rate are `f64` where the kernel uses
 //!   32.32 fixed point and integer division; ties go to the lower index,
-//!   as the kernel's strict comparison in subflow order does.
-//! - Which subflow runs out of memory first, and so when a buffer grows,
-//!   is this model's: the kernel sets `SOCK_NOSPACE` on a subflow from
-//!   several places.
+//!   as the kernel's strict comparison in subflow order does. Before a
+//!   subflow's first RTT sample its rate is `u32::MAX` bytes a second (the
+//!   kernel's initial `sk_pacing_rate`, unlimited, in a 32-bit average).
+//! - When a subflow's buffer grows is this model's guess. In the kernel
+//!   the `SOCK_NOSPACE` that `tcp_new_space` needs may be the MPTCP
+//!   socket's (set when the application blocks), which would grow every
+//!   acknowledged subflow not limited by its window; the sizing leaves out
+//!   `reordering + 1` (Braid's fixed 3 is below 10) and uses the subflow's
+//!   MSS where Linux takes the larger of it and `mss_clamp`.
+//! - A subflow counts as active until its first retransmission timeout
+//!   (v0.96's `pf`), where the kernel waits `stale_loss_cnt` (4)
+//!   retransmission periods without progress before it stops choosing a
+//!   subflow (`stale`). At that timeout the connection reinjects what the
+//!   subflow held and had not sent, through this same choice and to the
+//!   tail of the chosen subflow's queue (the kernel re-pushes a stale or
+//!   closed subflow's pending data, from the connection's oldest
+//!   unacknowledged byte, `__mptcp_retransmit_pending_data`). Braid's
+//!   connection-level timer does the rest; the kernel's own
+//!   (`__mptcp_retrans`, to a subflow with nothing outstanding,
+//!   `mptcp_subflow_get_retrans`) is not modelled.
 //! - The upstream receive side (its own window and buffer autotuning) is
 //!   not modelled; the connection's receive buffer is Braid's.
-//! - Upstream's connection-level retransmission (`__mptcp_retrans`, the
-//!   first unacknowledged data to a subflow with nothing outstanding) is
-//!   Braid's: the connection's timer reinjects through this same choice.
-//!   Opportunistic retransmission and penalisation (v0.96 only) are off.
+//! - Opportunistic retransmission and penalisation (v0.96 only) are off.
+//!   Turned on (`opportunistic = true`), they treat data queued on a
+//!   subflow as data it carries.
 
 use super::{Decision, SchedConn, SchedPath, Scheduler};
 use crate::autotune::kernel_per_mss;
@@ -71,14 +89,15 @@ pub struct Upstream {
 
 /// Linux's `sk_pacing_rate` for a subflow, bytes per second: the
 /// controller's own when it paces, else `tcp_update_pacing_rate`. Without
-/// an RTT sample the kernel's rate is its initial, unlimited one.
+/// an RTT sample the kernel's rate is its initial, unlimited one, which
+/// the 32-bit average holds as `u32::MAX`.
 fn sk_pacing_rate(p: &SchedPath) -> f64 {
     if let Some(rate) = p.pacing_rate {
         return rate;
     }
     match p.srtt.filter(|s| s.as_nanos() > 0) {
         Some(srtt) => linux_pacing_rate(p.cwnd, p.bytes_in_flight, p.ssthresh, srtt.as_secs_f64()),
-        None => f64::MAX,
+        None => f64::from(u32::MAX),
     }
 }
 
@@ -101,7 +120,7 @@ impl Upstream {
     }
 }
 
-/// `sk_wmem_queued`, counted in payload bytes.
+/// `sk_wmem_queued`, counted in payload bytes (see the deviations).
 fn wmem(p: &SchedPath) -> u64 {
     p.bytes_in_flight + p.queued
 }
@@ -202,6 +221,8 @@ mod tests {
         assert!((sk_pacing_rate(&SchedPath { bytes_in_flight: 30_000, ..ca }) - 3.6e6).abs() < 1e-6);
         // A pacing controller's own rate wins.
         assert_eq!(sk_pacing_rate(&SchedPath { pacing_rate: Some(5e5), ..p }), 5e5);
+        // No RTT sample yet: the kernel's unlimited rate in a 32-bit average.
+        assert_eq!(sk_pacing_rate(&SchedPath { srtt: None, ..p }), f64::from(u32::MAX));
     }
 
     #[test]
@@ -232,6 +253,12 @@ mod tests {
         let burst = UPSTREAM_BURST as f64;
         let expected = (1e6 * 10_000.0 + 2e6 * burst) / (burst + 10_000.0);
         assert!((s.avg_pacing_rate[1] - expected).abs() < 1e-6, "{}", s.avg_pacing_rate[1]);
+        // A subflow without an RTT sample, nothing queued: chosen, and its
+        // average stays a finite rate the next samples can move.
+        let mut s = Upstream::default();
+        let unmeasured = SchedPath { srtt: None, ..path(10, 10, 0, 0) };
+        assert_eq!(s.select(&conn, &[path(10, 10, 5, 0), unmeasured]), Decision::Send(1));
+        assert!(s.avg_pacing_rate[1].is_finite(), "{}", s.avg_pacing_rate[1]);
         // Equal lingers: the lower index.
         let mut s = Upstream::default();
         assert_eq!(s.select(&conn, &[path(10, 10, 5, 0), path(10, 10, 5, 0)]), Decision::Send(0));
