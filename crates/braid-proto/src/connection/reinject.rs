@@ -111,11 +111,17 @@ impl Connection {
 
     /// The lowest range queued for reinjection that still needs sending,
     /// merged with the ranges that follow or overlap it up to one MSS.
+    #[inline(always)]
     pub(super) fn next_reinjection(&mut self) -> Option<(u64, u32)> {
         if self.reinject.is_empty() {
-            // The common case, asked before every new segment.
+            // The common case, asked before every new segment: inlined.
             return None;
         }
+        self.merge_reinjection()
+    }
+
+    /// [`Connection::next_reinjection`] with ranges queued.
+    fn merge_reinjection(&mut self) -> Option<(u64, u32)> {
         let mss = u64::from(self.config.mss);
         let (start, mut end) = loop {
             let (dsn, len) = self.reinject.pop_first()?;

@@ -66,7 +66,10 @@ impl Connection {
                 return Some(p);
             }
         }
-        self.poll_scheduled(now)
+        if self.sched_commits {
+            return self.poll_committed(now);
+        }
+        self.poll_scheduled::<false>(now)
     }
 
     /// A subflow's opening probe, a confirmation that no packet carried
@@ -210,18 +213,18 @@ impl Connection {
         None
     }
 
-    pub(super) fn poll_scheduled(&mut self, now: Instant) -> Option<Packet> {
-        if !self.sched_commits {
-            return self.schedule(now);
-        }
-        // A scheduler that commits bursts keeps choosing while data and
-        // memory last, as `__mptcp_push_pending` does: a burst queued
-        // behind a full window must not keep an idle subflow waiting.
+    /// With a scheduler that commits bursts: data queued on the subflows
+    /// first, and the scheduler asked again while data and memory last, as
+    /// `__mptcp_push_pending` does (a burst queued behind a full window
+    /// must not keep an idle subflow waiting).
+    #[cold]
+    #[inline(never)]
+    fn poll_committed(&mut self, now: Instant) -> Option<Packet> {
         loop {
             if let Some(p) = self.poll_queued(now) {
                 return Some(p);
             }
-            let p = self.schedule(now);
+            let p = self.poll_scheduled::<true>(now);
             if p.is_some() || !std::mem::take(&mut self.queued_more) {
                 return p;
             }
@@ -230,8 +233,12 @@ impl Connection {
 
     /// New data or a reinjection placed by the scheduler, if any may go
     /// now. With a scheduler that commits bursts, sets `queued_more` when
-    /// it queued data that no subflow could send yet.
-    fn schedule(&mut self, now: Instant) -> Option<Packet> {
+    /// it queued data that no subflow could send yet. `COMMITS` is
+    /// [`Connection::sched_commits`]: a copy for each, each with one caller
+    /// it is inlined into (with one copy called from both, the call cost
+    /// about 80 instructions a packet).
+    fn poll_scheduled<const COMMITS: bool>(&mut self, now: Instant) -> Option<Packet> {
+        debug_assert_eq!(COMMITS, self.sched_commits);
         let next_reinjection = self.next_reinjection();
         let mss = u64::from(self.config.mss);
         let window_room = self.peer_window_end().saturating_sub(self.send.nxt());
@@ -304,7 +311,7 @@ impl Connection {
         };
         // A scheduler that commits bursts queues data on a subflow whose
         // window is full; it waits only when its choice has no memory.
-        let commit = self.sched_commits;
+        let commit = COMMITS;
         if commit && !self.subflows.iter().any(|s| s.usable())
             || !commit && !(0..self.subflows.len()).any(|i| self.takes_new_data(i, len))
         {
@@ -662,13 +669,17 @@ impl Connection {
         self.subflows.iter().filter(|s| s.is_open()).any(|s| s.bytes_in_flight() > 0 || !s.retransmit.is_empty())
     }
 
+    /// Data queued on a subflow waits beyond the peer's window.
+    fn queued_beyond_window(&self) -> bool {
+        let end = self.peer_window_end();
+        self.subflows.iter().any(|s| s.next_queued().is_some_and(|(d, l)| d + u64::from(l) > end))
+    }
+
     /// With data waiting, a closed window and nothing in flight, no ACK will
     /// come to reopen the window: probe after an RTO (RFC 9293 persist timer).
     pub(super) fn arm_persist(&mut self, now: Instant) {
-        let end = self.peer_window_end();
-        let blocked = (self.send.backlog() > 0 && self.send.nxt() >= end)
-            || (self.sched_commits
-                && self.subflows.iter().any(|s| s.next_queued().is_some_and(|(d, l)| d + u64::from(l) > end)));
+        let blocked = (self.send.backlog() > 0 && self.send.nxt() >= self.peer_window_end())
+            || (self.sched_commits && self.queued_beyond_window());
         if !blocked || self.any_in_flight() || self.timers.get(Timer::Persist).is_some() {
             return;
         }
