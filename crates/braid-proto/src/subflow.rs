@@ -941,10 +941,17 @@ impl Subflow {
         }
     }
 
-    /// Hands `len` bytes of new data at `dsn` to this subflow, to be sent
-    /// when its window has room ([`Subflow::queued`]).
+    /// Hands `len` bytes at `dsn` to this subflow, to be sent when its
+    /// window has room ([`Subflow::queued`]). The queue stays in stream
+    /// order: new data joins the tail, and data re-sent from elsewhere goes
+    /// ahead of anything later, so what the peer's window takes first is
+    /// never held behind what it cannot take yet.
     pub fn queue(&mut self, dsn: u64, len: u32) {
-        self.queued.push_back((dsn, len));
+        let at = match self.queued.back() {
+            Some(&(last, _)) if last > dsn => self.queued.iter().position(|&(d, _)| d > dsn).unwrap_or(0),
+            _ => self.queued.len(),
+        };
+        self.queued.insert(at, (dsn, len));
         self.queued_bytes += u64::from(len);
     }
 
@@ -1253,6 +1260,20 @@ mod tests {
     /// There the last packet is due to be copied, and the retransmission
     /// timer restarts. A lone packet waits 200 ms more, and the probe never
     /// waits past the retransmission timer.
+    /// Data queued from elsewhere goes ahead of later data: the queue stays
+    /// in stream order.
+    #[test]
+    fn the_queue_of_data_to_send_stays_in_stream_order() {
+        let mut s = Subflow::new(1000, false);
+        for dsn in [5000, 6000, 1000, 7000, 5500] {
+            s.queue(dsn, 100);
+        }
+        let order: Vec<u64> =
+            std::iter::from_fn(|| s.next_queued().inspect(|_| s.pop_queued(None))).map(|q| q.0).collect();
+        assert_eq!(order, [1000, 5000, 5500, 6000, 7000]);
+        assert_eq!(s.queued_bytes(), 0);
+    }
+
     #[test]
     fn the_probe_timer_runs_two_srtts_after_the_last_send_or_acknowledgement() {
         let mut s = rack_subflow(3);

@@ -46,7 +46,11 @@ fn random_scripts_keep_the_oracle() {
 /// (`tests/driven-found/`, each file named for what went wrong):
 /// `raise-probe-before-pacing-slot` (stop 55) had upstream's scheduler send
 /// a path-MTU probe on the subflow it picked while that subflow's pacer held
-/// it back (debug builds assert no data leaves before its slot).
+/// it back (debug builds assert no data leaves before its slot);
+/// `reinjection-queued-behind-data-beyond-the-window` (stop 55) left the
+/// oldest data, reinjected to a subflow's queue tail, behind new data
+/// queued under the first assumed window, which the peer's stated 16 KB
+/// did not take: the transfer stalled on a backed-off timer.
 #[test]
 fn found_scripts_keep_the_oracle() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/driven-found");

@@ -50,10 +50,12 @@
 //!   (v0.96's `pf`), where the kernel waits `stale_loss_cnt` (4)
 //!   retransmission periods without progress before it stops choosing a
 //!   subflow (`stale`). At that timeout the connection reinjects what the
-//!   subflow held and had not sent, through this same choice and to the
-//!   tail of the chosen subflow's queue (the kernel re-pushes a stale or
-//!   closed subflow's pending data, from the connection's oldest
-//!   unacknowledged byte, `__mptcp_retransmit_pending_data`). Braid's
+//!   subflow held and had not sent, through this same choice, into the
+//!   chosen subflow's queue in stream order, ahead of later data (the
+//!   kernel re-pushes a stale or closed subflow's pending data, from the
+//!   connection's oldest unacknowledged byte, to the tail of the chosen
+//!   subflow's queue, `__mptcp_retransmit_pending_data`; in order, the
+//!   oldest data never waits behind data the peer's window cannot take). Braid's
 //!   connection-level timer does the rest; the kernel's own
 //!   (`__mptcp_retrans`, to a subflow with nothing outstanding,
 //!   `mptcp_subflow_get_retrans`) is not modelled.
