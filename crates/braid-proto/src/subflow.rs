@@ -173,10 +173,11 @@ pub struct Subflow {
     packets_in_flight: u64,
     /// Lost data waiting to be re-sent here: (dsn, len).
     pub retransmit: VecDeque<(u64, u32)>,
-    /// New data a burst-committing scheduler handed to this subflow and
-    /// that it has not sent yet, in order: (dsn, len). Upstream Linux's
-    /// subflow write queue ([`crate::sched::Upstream`]); empty with every
-    /// other scheduler, which picks a subflow only when its window has room.
+    /// Data a burst-committing scheduler handed to this subflow (new, or
+    /// reinjected from another) that it has not sent yet, in stream order:
+    /// (dsn, len). Upstream Linux's subflow write queue
+    /// ([`crate::sched::Upstream`]); empty with every other scheduler, which
+    /// picks a subflow only when its window has room.
     queued: VecDeque<(u64, u32)>,
     /// Bytes in `queued`.
     queued_bytes: u64,

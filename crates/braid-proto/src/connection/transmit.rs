@@ -311,10 +311,12 @@ impl Connection {
         };
         // A scheduler that commits bursts queues data on a subflow whose
         // window is full; it waits only when its choice has no memory.
-        let commit = COMMITS;
-        if commit && !self.subflows.iter().any(|s| s.usable())
-            || !commit && !(0..self.subflows.len()).any(|i| self.takes_new_data(i, len))
-        {
+        let stuck = if COMMITS {
+            !self.subflows.iter().any(|s| s.usable())
+        } else {
+            !(0..self.subflows.len()).any(|i| self.takes_new_data(i, len))
+        };
+        if stuck {
             // No subflow could take it: every scheduler would wait. If none
             // is usable at all (every path gone, say removed since the last
             // packet or timer), the failure timer must be running.
@@ -338,7 +340,7 @@ impl Connection {
             Decision::SendAll => return self.send_redundant(now, dsn, len, reinjection, window_room),
             Decision::Wait => return None,
         };
-        if commit {
+        if COMMITS {
             if reinjection {
                 // Queued like new data, as upstream re-pushes a stale or
                 // closed subflow's pending data through its scheduler.
